@@ -1,0 +1,149 @@
+// Read-only commands: list, env, runs, show.
+#include <iostream>
+#include <sstream>
+
+#include "cli.h"
+#include "common.h"
+#include "fingerprint.h"
+#include "perfbench/backend.h"
+#include "registry.h"
+#include "report/format.h"
+#include "report/run_report.h"
+
+namespace perfbench::cli {
+
+int ListCmd(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("suite", po::value<std::vector<std::string>>()->composing()->value_name("S[,S]"),
+                     "only these suites (hidden self-test suites are listed when named)")
+      ("quick", po::bool_switch(), "list the --quick variants")
+      ("device", po::value<std::string>()->default_value("auto")->value_name("D"),
+       "judge skips for auto | cpu | cuda");
+  po::variables_map vm;
+  if (!Parse(args, desc, {}, vm,
+             "usage: perfbench list [--suite S[,S]] [--quick] [--device auto|cpu|cuda]\n\n"
+             "Lists every workload variant with its metrics, and why a variant would be skipped here."))
+    return kExitOk;
+  const std::string device = CheckChoice("--device", vm["device"].as<std::string>(), {"auto", "cpu", "cuda"});
+  DeviceBackend& backend = GetDeviceBackend();
+  const std::string dev = device == "auto" ? (backend.CudaAvailable() ? "cuda" : "cpu") : device;
+  Selection sel;
+  if (vm.count("suite")) {
+    for (const auto& v : vm["suite"].as<std::vector<std::string>>()) {
+      std::stringstream ss(v);
+      for (std::string s; std::getline(ss, s, ',');)
+        if (!s.empty()) sel.suites.push_back(s);
+    }
+  }
+  sel.quick = vm["quick"].as<bool>();
+  std::vector<VariantRef> variants;
+  try {
+    variants = SelectVariants(sel);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  TextTable t({"variant", "metrics", "here (" + dev + ")"});
+  for (const auto& v : variants) {
+    const auto& info = v.workload->info;
+    std::string metrics;
+    for (const auto& m : info.metrics) metrics += (metrics.empty() ? "" : ",") + m.name;
+    std::string status = "runs";
+    for (const auto& need : info.needs)
+      if (need == "cuda" && dev != "cuda") status = "skipped: needs cuda";
+    if (status == "runs" && info.skip_reason) {
+      if (auto why = info.skip_reason(v.params, dev); !why.empty()) status = "skipped: " + why;
+    }
+    t.AddRow({v.FullName(), metrics, status});
+  }
+  t.Print(std::cout);
+  return kExitOk;
+}
+
+int EnvCmd(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
+  po::variables_map vm;
+  if (!Parse(args, desc, {}, vm,
+             "usage: perfbench env [--format table|json]\n\n"
+             "Prints the fingerprint stored with every run, and its hardware profile key."))
+    return kExitOk;
+  const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});
+  auto fp = CaptureFingerprint(GetDeviceBackend());
+  fp["profile_key"] = ProfileKey(fp);
+  if (format == "json") {
+    std::cout << fp.dump(2) << "\n";
+    return kExitOk;
+  }
+  TextTable t({"field", "value"});
+  for (auto it = fp.begin(); it != fp.end(); ++it)
+    t.AddRow({it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump()});
+  t.Print(std::cout);
+  return kExitOk;
+}
+
+int RunsCmd(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("limit", po::value<int>()->default_value(20)->value_name("N"), "newest N runs (0: all)")
+      ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
+  AddDbOption(desc);
+  po::variables_map vm;
+  if (!Parse(args, desc, {}, vm, "usage: perfbench runs [--db PATH] [--limit N] [--format table|json]\n\n"
+                                 "Lists recorded runs, newest first."))
+    return kExitOk;
+  const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});
+  const int limit = vm["limit"].as<int>();
+  if (limit < 0) throw UsageError("--limit must not be negative");
+  auto store = OpenStore(vm, Store::Mode::kExisting);
+  const auto runs = store->ListRuns(limit == 0 ? -1 : limit);
+  if (format == "json") {
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const auto& r : runs)
+      arr.push_back({{"id", r.id}, {"label", r.label}, {"started_at", r.started_at}, {"status", r.status},
+                     {"profile_key", r.profile_key}, {"ok", r.ok_results}, {"failed", r.failed_results},
+                     {"skipped", r.skipped_results}});
+    std::cout << nlohmann::ordered_json{{"schema_version", 1}, {"runs", arr}}.dump(2) << "\n";
+    return kExitOk;
+  }
+  TextTable t({"id", "label", "started (UTC)", "status", "results ok/failed/skipped", "profile", "torch"});
+  for (const auto& r : runs) {
+    t.AddRow({std::to_string(r.id), r.label, r.started_at, r.status,
+              std::to_string(r.ok_results) + "/" + std::to_string(r.failed_results) + "/" +
+                  std::to_string(r.skipped_results),
+              r.profile_key, r.fingerprint.value("torch_version", "-")});
+  }
+  t.Print(std::cout);
+  return kExitOk;
+}
+
+int ShowCmd(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("run", po::value<std::string>()->value_name("RUN"), "run id, label (newest run) or latest")
+      ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
+  AddDbOption(desc);
+  po::positional_options_description pos;
+  pos.add("run", 1);
+  po::variables_map vm;
+  if (!Parse(args, desc, pos, vm,
+             "usage: perfbench show RUN [--db PATH] [--format table|json]\n\n"
+             "Shows one run. RUN is an id, a label (its newest run) or `latest`. The JSON is a\n"
+             "versioned contract (schema_version 1) that `perfbench import` reads back."))
+    return kExitOk;
+  if (!vm.count("run")) throw UsageError("missing RUN (an id, a label or latest)");
+  const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});
+  auto store = OpenStore(vm, Store::Mode::kExisting);
+  const int64_t id = ResolveRunOrThrow(*store, vm["run"].as<std::string>());
+  const auto run = store->GetRun(id);
+  const auto results = store->GetResults(id);
+  if (format == "json") {
+    std::cout << RunToJson(run, results).dump(2) << "\n";
+    return kExitOk;
+  }
+  std::cout << "run " << run.id << (run.label.empty() ? "" : " (" + run.label + ")") << "  " << run.started_at
+            << "  " << run.status << "  profile " << run.profile_key << "\n"
+            << run.fingerprint.value("cpu_model", "?") << "  torch " << run.fingerprint.value("torch_version", "-")
+            << "  " << run.command << "\n\n";
+  PrintResultsTable(results, std::cout);
+  return kExitOk;
+}
+
+}  // namespace perfbench::cli

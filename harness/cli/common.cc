@@ -1,0 +1,65 @@
+#include "common.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+
+namespace perfbench::cli {
+
+bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
+           const po::positional_options_description& positional, po::variables_map& vm,
+           const std::string& usage) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << usage << "\n\n" << desc << "\n";
+      return false;
+    }
+  }
+  try {
+    po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return true;
+}
+
+void AddDbOption(po::options_description& desc) {
+  desc.add_options()("db", po::value<std::string>()->value_name("PATH"),
+                     "database file (default: $PERFBENCH_DB, else ./perfbench.db)");
+}
+
+std::string DbPath(const po::variables_map& vm) {
+  if (vm.count("db")) return vm["db"].as<std::string>();
+  if (const char* env = std::getenv("PERFBENCH_DB"); env != nullptr && *env != '\0') return env;
+  return "perfbench.db";
+}
+
+std::unique_ptr<Store> OpenStore(const po::variables_map& vm, Store::Mode mode) {
+  try {
+    return Store::Open(DbPath(vm), mode);
+  } catch (const StoreInputError& e) {
+    throw UsageError(e.what());
+  }
+}
+
+int64_t ResolveRunOrThrow(Store& store, const std::string& ref) {
+  auto id = store.ResolveRun(ref);
+  if (!id) throw UsageError("no run '" + ref + "' in " + store.path() + " (see `perfbench runs`)");
+  return *id;
+}
+
+std::string CheckChoice(const std::string& flag, const std::string& value,
+                        const std::vector<std::string>& allowed) {
+  for (const auto& a : allowed)
+    if (a == value) return value;
+  std::string list;
+  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+  throw UsageError(flag + " '" + value + "' is not one of " + list);
+}
+
+bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+bool StdoutIsTerminal() { return isatty(STDOUT_FILENO) == 1; }
+
+}  // namespace perfbench::cli

@@ -1,0 +1,50 @@
+// Helpers shared by the subcommands.
+#pragma once
+
+#include <boost/program_options.hpp>
+#include <iosfwd>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "store/store.h"
+
+namespace perfbench::cli {
+
+namespace po = boost::program_options;
+
+// A usage or input error: printed as one line "perfbench <cmd>: <message>", exit 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+const std::vector<Command>& Commands();
+
+// Parses `args` against `desc` (+ positionals). Throws UsageError on bad input.
+// Returns false when --help was given (after printing `usage` and `desc`).
+bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
+           const po::positional_options_description& positional, po::variables_map& vm,
+           const std::string& usage);
+
+// Adds --db to `desc`.
+void AddDbOption(po::options_description& desc);
+// --db, else $PERFBENCH_DB, else ./perfbench.db.
+std::string DbPath(const po::variables_map& vm);
+std::unique_ptr<Store> OpenStore(const po::variables_map& vm, Store::Mode mode);
+// Resolves RUN (id, label, "latest") or throws UsageError.
+int64_t ResolveRunOrThrow(Store& store, const std::string& ref);
+
+// Checks a --format value against `allowed`; throws UsageError.
+std::string CheckChoice(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed);
+
+bool StderrIsTerminal();
+bool StdoutIsTerminal();
+
+}  // namespace perfbench::cli

@@ -1,0 +1,85 @@
+#include <exception>
+#include <iostream>
+
+#include "cli.h"
+#include "common.h"
+#include "perfbench_version.h"
+
+namespace perfbench::cli {
+
+int RunCmd(const std::vector<std::string>& args);
+int ListCmd(const std::vector<std::string>& args);
+int EnvCmd(const std::vector<std::string>& args);
+int RunsCmd(const std::vector<std::string>& args);
+int ShowCmd(const std::vector<std::string>& args);
+
+const std::vector<Command>& Commands() {
+  static const std::vector<Command> commands = {
+      {"run", "run suites, store the results, print a table", RunCmd},
+      {"list", "list workloads and variants, and why any is skipped here", ListCmd},
+      {"env", "print this machine's fingerprint", EnvCmd},
+      {"runs", "list recorded runs, newest first", RunsCmd},
+      {"show", "show one run's results (table or versioned JSON)", ShowCmd},
+  };
+  return commands;
+}
+
+namespace {
+
+void PrintHelp(std::ostream& out) {
+  out << "perfbench " << PERFBENCH_VERSION
+      << " - benchmark and regression harness for ML performance\n\n"
+         "usage: perfbench <command> [options]      perfbench <command> --help\n\ncommands:\n";
+  for (const auto& c : Commands()) {
+    std::string name = c.name;
+    out << "  " << name << std::string(10 - name.size(), ' ') << c.summary << "\n";
+  }
+  out << "\nexit codes:\n"
+         "  0  success (compare/gate: no regression)\n"
+         "  1  compare/gate: at least one regression\n"
+         "  2  usage or input error: bad flag or value, unknown suite or run,\n"
+         "     unreadable or foreign database file (nothing is changed on disk)\n"
+         "  3  compare/gate: inconclusive where a decision was required\n"
+         "  4  run-time failure: a workload failed (the others were recorded), or the store failed\n"
+         "\nenvironment:\n"
+         "  PERFBENCH_DB  database file when --db is not given (default ./perfbench.db)\n";
+}
+
+}  // namespace
+
+int Main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    PrintHelp(std::cerr);
+    return kExitUsage;
+  }
+  const std::string cmd = args.front();
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    PrintHelp(std::cout);
+    return kExitOk;
+  }
+  if (cmd == "--version" || cmd == "version") {
+    std::cout << "perfbench " << PERFBENCH_VERSION << " (" << PERFBENCH_GIT_SHA << ")\n";
+    return kExitOk;
+  }
+  for (const auto& c : Commands()) {
+    if (cmd != c.name) continue;
+    args.erase(args.begin());
+    try {
+      return c.run(args);
+    } catch (const UsageError& e) {
+      std::cerr << "perfbench " << cmd << ": " << e.what() << "\n";
+      return kExitUsage;
+    } catch (const StoreInputError& e) {
+      std::cerr << "perfbench " << cmd << ": " << e.what() << "\n";
+      return kExitUsage;
+    } catch (const std::exception& e) {
+      std::cerr << "perfbench " << cmd << ": error: " << e.what() << "\n";
+      return kExitRuntime;
+    }
+  }
+  std::cerr << "perfbench: unknown command '" << cmd << "' (see perfbench --help)\n";
+  return kExitUsage;
+}
+
+}  // namespace perfbench::cli

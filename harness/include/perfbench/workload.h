@@ -1,0 +1,118 @@
+// The workload plug-in contract.
+//
+// A workload is one file under suites/<suite>/ that calls
+// PERFBENCH_REGISTER_WORKLOAD. The runner owns warm-up, timing, device
+// synchronisation, memory accounting, interleaving, statistics and storage;
+// the workload supplies set-up, one step and a correctness check.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "perfbench/metrics.h"
+#include "perfbench/params.h"
+#include "perfbench/status.h"
+
+namespace perfbench {
+
+// What a workload *is*. Every field changes what the numbers mean, so none of
+// them can be overridden by flags or environment variables.
+struct WorkloadInfo {
+  std::string suite;        // "amp"
+  std::string name;         // "mlp"; full variant key "amp/mlp/precision:bf16/size:full"
+  std::string description;  // one line for `perfbench list`
+  std::vector<std::string> needs;  // "cuda": variant skipped where unmet
+  std::vector<MetricSpec> metrics;  // every metric a result may carry
+  std::vector<Params> variants;        // default (realistic) sizes
+  std::vector<Params> quick_variants;  // --quick sizes; empty: same as variants
+  // Variants that differ only in `compare_param` form one group: they are set
+  // up together and stepped interleaved (A B C A B C ...), so drift of the
+  // machine hits all of them alike. Empty: every variant is its own group.
+  std::string compare_param;
+  // The value of compare_param the others are compared with. For each other
+  // variant the runner derives, per repetition i and when declared in
+  // `metrics`: speedup_i = step_time_i(reference) / step_time_i(variant), and
+  // loss_delta_i = |loss_i(variant) - loss_i(reference)|.
+  std::string reference_value;
+  // Optional: why a variant cannot run on `device` ("cpu"/"cuda"); "" if it can.
+  std::function<std::string(const Params&, const std::string& device)> skip_reason;
+  // Suites marked hidden run only when named with --suite (self-tests).
+  bool hidden = false;
+
+  std::string FullName() const { return suite + "/" + name; }
+  const MetricSpec* FindMetric(std::string_view metric) const;
+};
+
+// Everything a workload may read about the run it is part of.
+struct RunContext {
+  const Params& params;
+  std::string device = "cpu";  // "cpu" or "cuda"
+  uint64_t seed = 0;           // same seed -> same weights and data
+  bool quick = false;
+  int rank = 0;
+  int world_size = 1;
+};
+
+// Receives one timed step's measurements.
+class StepRecorder {
+ public:
+  virtual ~StepRecorder() = default;
+  // Overrides the runner's clock for this step (e.g. a time the workload
+  // measured itself); seconds.
+  virtual void SetStepSeconds(double seconds) = 0;
+  // Items (samples, images, tokens) processed by this step. The runner turns
+  // it into `throughput` = items / step_time when that metric is declared.
+  virtual void SetItemsProcessed(double items) = 0;
+  // `metric` must be declared in WorkloadInfo::metrics.
+  virtual void Add(std::string_view metric, double value) = 0;
+};
+
+// Read-only view of one variant's recorded samples, for Verify.
+struct VerifyContext {
+  const std::map<std::string, std::vector<double>>& samples;
+};
+
+// Lifecycle, called by the runner in this order:
+//   SetUp; RunStep x warmup_steps (discarded); RunStep x repetitions
+//   (recorded); Verify; TearDown.
+// Exceptions thrown from any of them are caught and recorded as a failure.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // Untimed. Build model, data, optimiser. Status::Skipped if it cannot run here.
+  virtual Status SetUp(const RunContext& ctx) = 0;
+  // Timed. Need not synchronise the device: the runner does before reading
+  // the clock.
+  virtual Status RunStep(StepRecorder& rec) = 0;
+  // Untimed. Correctness of what was measured (loss parity, accuracy).
+  virtual Status Verify(const VerifyContext& ctx) {
+    (void)ctx;
+    return Status::Ok();
+  }
+  // Facts about the result worth storing with it ("qengine": "x86").
+  virtual std::map<std::string, std::string> Attributes() const { return {}; }
+  virtual void TearDown() {}
+};
+
+using WorkloadFactory = std::function<std::unique_ptr<Workload>()>;
+
+// Adds a workload to the process-wide registry; returns true. Called from
+// static initialisers, so it must not depend on other statics.
+bool RegisterWorkload(WorkloadInfo info, WorkloadFactory factory);
+
+}  // namespace perfbench
+
+#define PERFBENCH_CONCAT_INNER_(a, b) a##b
+#define PERFBENCH_CONCAT_(a, b) PERFBENCH_CONCAT_INNER_(a, b)
+
+// PERFBENCH_REGISTER_WORKLOAD(MyWorkload, MakeInfo()) in exactly one .cc file.
+#define PERFBENCH_REGISTER_WORKLOAD(Type, info)                                      \
+  [[maybe_unused]] static const bool PERFBENCH_CONCAT_(perfbench_registered_, Type) = \
+      ::perfbench::RegisterWorkload((info), []() -> std::unique_ptr<::perfbench::Workload> { \
+        return std::make_unique<Type>();                                             \
+      })

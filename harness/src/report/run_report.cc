@@ -1,0 +1,187 @@
+#include "report/run_report.h"
+
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+#include "report/format.h"
+#include "statistics.h"
+
+namespace perfbench {
+
+std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome) {
+  const WorkloadInfo& info = outcome.variant.workload->info;
+  std::vector<ResultRecord> out;
+  const bool any_samples = !outcome.samples.empty();
+  for (const auto& m : info.metrics) {
+    auto it = outcome.samples.find(m.name);
+    if (any_samples && it == outcome.samples.end()) continue;  // not produced by this variant
+    ResultRecord r;
+    r.suite = info.suite;
+    r.workload = info.name;
+    r.params = outcome.variant.params;
+    r.metric = m.name;
+    r.unit = m.unit;
+    r.higher_is_better = HigherIsBetter(m);
+    r.status = ToString(outcome.status);
+    r.reason = outcome.reason;
+    if (it != outcome.samples.end()) r.samples = it->second;
+    r.attributes = outcome.attributes;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultRecord>& results) {
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = kRunJsonSchemaVersion;
+  nlohmann::ordered_json r;
+  r["id"] = run.id;
+  r["label"] = run.label.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(run.label);
+  r["started_at"] = run.started_at;
+  r["finished_at"] = run.finished_at.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(run.finished_at);
+  r["status"] = run.status;
+  r["hostname"] = run.hostname;
+  r["command"] = run.command;
+  r["profile_key"] = run.profile_key;
+  r["settings"] = run.settings;
+  r["fingerprint"] = run.fingerprint;
+  doc["run"] = std::move(r);
+  nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+  for (const auto& res : results) {
+    nlohmann::ordered_json j;
+    j["suite"] = res.suite;
+    j["workload"] = res.workload;
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : res.params.items()) params[k] = v;
+    j["params"] = std::move(params);
+    j["metric"] = res.metric;
+    j["unit"] = res.unit;
+    j["higher_is_better"] = res.higher_is_better;
+    j["status"] = res.status;
+    j["reason"] = res.reason;
+    j["samples"] = res.samples;
+    const auto s = stats::Summarize(res.samples);
+    j["n"] = s.n;
+    if (s.n > 0) {
+      j["median"] = s.median;
+      j["mean"] = s.mean;
+      j["stddev"] = s.stddev;
+      j["min"] = s.min;
+      j["max"] = s.max;
+      j["iqr_rel"] = s.iqr_rel;
+    } else {
+      for (const char* k : {"median", "mean", "stddev", "min", "max", "iqr_rel"}) j[k] = nullptr;
+    }
+    j["noisy"] = s.noisy;
+    j["attributes"] = res.attributes;
+    arr.push_back(std::move(j));
+  }
+  doc["results"] = std::move(arr);
+  return doc;
+}
+
+namespace {
+
+const nlohmann::json& Field(const nlohmann::json& obj, const char* key, const std::string& where) {
+  if (!obj.is_object() || !obj.contains(key)) throw std::invalid_argument(where + ": missing \"" + key + "\"");
+  return obj.at(key);
+}
+
+std::string Str(const nlohmann::json& obj, const char* key, const std::string& where, bool nullable = false) {
+  const auto& v = Field(obj, key, where);
+  if (nullable && v.is_null()) return "";
+  if (!v.is_string()) throw std::invalid_argument(where + "." + key + ": expected a string");
+  return v.get<std::string>();
+}
+
+}  // namespace
+
+void RunFromJson(const nlohmann::json& doc, RunRecord* run, std::vector<ResultRecord>* results) {
+  if (!doc.is_object()) throw std::invalid_argument("top level: expected a JSON object");
+  const auto& version = Field(doc, "schema_version", "top level");
+  if (!version.is_number_integer() || version.get<int>() != kRunJsonSchemaVersion)
+    throw std::invalid_argument("schema_version: expected " + std::to_string(kRunJsonSchemaVersion) +
+                                ", got " + version.dump());
+  const auto& r = Field(doc, "run", "top level");
+  RunRecord out;
+  out.label = Str(r, "label", "run", true);
+  out.started_at = Str(r, "started_at", "run");
+  out.finished_at = Str(r, "finished_at", "run", true);
+  out.status = Str(r, "status", "run");
+  out.hostname = r.value("hostname", "");
+  out.command = r.value("command", "");
+  out.profile_key = Str(r, "profile_key", "run");
+  out.fingerprint = Field(r, "fingerprint", "run");
+  out.settings = r.value("settings", nlohmann::json::object());
+  if (!out.fingerprint.is_object()) throw std::invalid_argument("run.fingerprint: expected an object");
+  if (!out.settings.is_object()) throw std::invalid_argument("run.settings: expected an object");
+  const auto& arr = Field(doc, "results", "top level");
+  if (!arr.is_array()) throw std::invalid_argument("results: expected an array");
+  std::vector<ResultRecord> rs;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    const std::string where = "results[" + std::to_string(i) + "]";
+    const auto& j = arr[i];
+    ResultRecord res;
+    res.suite = Str(j, "suite", where);
+    res.workload = Str(j, "workload", where);
+    res.metric = Str(j, "metric", where);
+    res.unit = Str(j, "unit", where);
+    const auto& hib = Field(j, "higher_is_better", where);
+    if (!hib.is_boolean()) throw std::invalid_argument(where + ".higher_is_better: expected true or false");
+    res.higher_is_better = hib.get<bool>();
+    res.status = Str(j, "status", where);
+    if (res.status != "ok" && res.status != "failed" && res.status != "skipped")
+      throw std::invalid_argument(where + ".status: expected ok, failed or skipped");
+    res.reason = j.value("reason", "");
+    const auto& params = Field(j, "params", where);
+    if (!params.is_object()) throw std::invalid_argument(where + ".params: expected an object");
+    for (auto it = params.begin(); it != params.end(); ++it) {
+      if (!it.value().is_string()) throw std::invalid_argument(where + ".params." + it.key() + ": expected a string");
+      res.params.Set(it.key(), it.value().get<std::string>());
+    }
+    const auto& samples = Field(j, "samples", where);
+    if (!samples.is_array()) throw std::invalid_argument(where + ".samples: expected an array of numbers");
+    for (const auto& s : samples) {
+      if (!s.is_number() || !std::isfinite(s.get<double>()))
+        throw std::invalid_argument(where + ".samples: expected an array of finite numbers");
+      res.samples.push_back(s.get<double>());
+    }
+    if (j.contains("attributes")) {
+      const auto& a = j.at("attributes");
+      if (!a.is_object()) throw std::invalid_argument(where + ".attributes: expected an object");
+      for (auto it = a.begin(); it != a.end(); ++it) {
+        if (!it.value().is_string()) throw std::invalid_argument(where + ".attributes." + it.key() + ": expected a string");
+        res.attributes[it.key()] = it.value().get<std::string>();
+      }
+    }
+    rs.push_back(std::move(res));
+  }
+  *run = std::move(out);
+  *results = std::move(rs);
+}
+
+void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& out) {
+  TextTable t({"workload", "params", "metric", "median", "spread", "n", "status"});
+  std::string last_silent;  // a variant that failed or skipped without samples: one row
+  for (const auto& r : results) {
+    if (r.status != "ok" && r.samples.empty()) {
+      const std::string key = r.suite + "/" + r.workload + "/" + r.params.Encode();
+      if (key == last_silent) continue;
+      last_silent = key;
+      t.AddRow({r.suite + "/" + r.workload, r.params.Encode(), "-", "-", "-", "0", r.status + ": " + r.reason});
+      continue;
+    }
+    const auto s = stats::Summarize(r.samples);
+    std::string median = s.n ? FormatValue(s.median, r.unit) : "-";
+    char spread[48] = "-";
+    if (s.n > 1) std::snprintf(spread, sizeof spread, "±%.1f%%%s", 100 * s.iqr_rel / 2, s.noisy ? " noisy" : "");
+    std::string status = r.status;
+    if (!r.reason.empty()) status += ": " + r.reason;
+    t.AddRow({r.suite + "/" + r.workload, r.params.Encode(), r.metric + (r.higher_is_better ? " ↑" : " ↓"),
+              median, spread, std::to_string(s.n), status});
+  }
+  t.Print(out);
+}
+
+}  // namespace perfbench

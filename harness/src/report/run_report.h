@@ -1,0 +1,31 @@
+// A run as a document: the versioned JSON of `perfbench show --format json`
+// (also the import format) and the console table.
+#pragma once
+
+#include <ostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runner.h"
+#include "store/store.h"
+
+namespace perfbench {
+
+// Version of the run JSON document. Bump on any incompatible change.
+inline constexpr int kRunJsonSchemaVersion = 1;
+
+// One result row per declared metric of a variant that produced samples; a
+// failed or skipped variant with no samples gets one row per declared metric
+// carrying its status and reason.
+std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome);
+
+nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultRecord>& results);
+// Parses and validates a run document; throws std::invalid_argument naming the
+// first problem ("results[3].samples: expected an array of numbers").
+void RunFromJson(const nlohmann::json& doc, RunRecord* run, std::vector<ResultRecord>* results);
+
+// workload | params | metric | median | spread | n | status.
+void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& out);
+
+}  // namespace perfbench

@@ -1,0 +1,37 @@
+// Descriptive statistics: pure functions over samples, no state.
+//
+// Definitions (also in README "Metric definitions"):
+//   quantile       linear interpolation between order statistics (Hyndman-Fan
+//                  type 7, numpy.quantile's default); used for median and IQR.
+//   percentile     nearest rank, p_q = sorted[ceil(q*n) - 1] (pctl_method
+//                  "nearest_rank"); used for latency percentiles.
+//   stddev         sample standard deviation (n - 1 denominator).
+//   iqr_rel        (q3 - q1) / median; a result is noisy when >= 0.10.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace perfbench::stats {
+
+inline constexpr double kNoisyIqrRel = 0.10;
+
+double Mean(const std::vector<double>& v);
+double StdDev(const std::vector<double>& v);  // 0 for n < 2
+double Median(std::vector<double> v);
+// q in [0, 1]; type-7 interpolation. Throws std::invalid_argument on empty input.
+double Quantile(std::vector<double> v, double q);
+// q in (0, 1]; nearest rank. Throws std::invalid_argument on empty input.
+double PercentileNearestRank(std::vector<double> v, double q);
+
+struct Summary {
+  size_t n = 0;
+  double median = 0, mean = 0, stddev = 0, min = 0, max = 0;
+  double q1 = 0, q3 = 0;
+  double iqr_rel = 0;  // (q3 - q1) / |median|; 0 when the median is 0
+  bool noisy = false;  // iqr_rel >= kNoisyIqrRel
+};
+// All zeros for an empty sample.
+Summary Summarize(const std::vector<double>& v);
+
+}  // namespace perfbench::stats

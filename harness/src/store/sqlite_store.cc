@@ -1,0 +1,387 @@
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+
+#include "statistics.h"
+#include "store/schema.h"
+#include "store/store.h"
+
+namespace perfbench {
+namespace {
+
+// RAII prepared statement. Values are always bound, never spliced into SQL.
+class Stmt {
+ public:
+  Stmt(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr) != SQLITE_OK)
+      throw StoreError(std::string("sqlite prepare: ") + sqlite3_errmsg(db));
+  }
+  ~Stmt() { sqlite3_finalize(stmt_); }
+  Stmt(const Stmt&) = delete;
+  Stmt& operator=(const Stmt&) = delete;
+
+  Stmt& Bind(int i, const std::string& v) {
+    Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  Stmt& Bind(int i, int64_t v) {
+    Check(sqlite3_bind_int64(stmt_, i, v));
+    return *this;
+  }
+  Stmt& Bind(int i, double v) {
+    Check(sqlite3_bind_double(stmt_, i, v));
+    return *this;
+  }
+  Stmt& BindNull(int i) {
+    Check(sqlite3_bind_null(stmt_, i));
+    return *this;
+  }
+  // True while a row is available.
+  bool Step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    throw StoreError(std::string("sqlite: ") + sqlite3_errmsg(db_));
+  }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const { return sqlite3_column_double(stmt_, col); }
+  std::string Text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : "";
+  }
+
+ private:
+  void Check(int rc) {
+    if (rc != SQLITE_OK) throw StoreError(std::string("sqlite bind: ") + sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+// Commits on Commit(); rolls back when destroyed without it (exceptions).
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) { Run("BEGIN IMMEDIATE"); }
+  ~Transaction() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void Commit() {
+    Run("COMMIT");
+    done_ = true;
+  }
+
+ private:
+  void Run(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string msg = err ? err : "unknown";
+      sqlite3_free(err);
+      throw StoreError(std::string("sqlite ") + sql + ": " + msg);
+    }
+  }
+  sqlite3* db_;
+  bool done_ = false;
+};
+
+bool FileExists(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+// Reads the SQLite header magic without opening the file as a database, so a
+// foreign file is refused before SQLite touches it.
+void CheckHeader(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw StoreInputError("cannot read database file '" + path + "': " + std::strerror(errno));
+  char magic[16] = {};
+  in.read(magic, sizeof magic);
+  const auto got = in.gcount();
+  if (got == 0) return;  // empty file: SQLite treats it as a new database
+  if (got < 16 || std::memcmp(magic, "SQLite format 3", 16) != 0)
+    throw StoreInputError("'" + path + "' is not a perfbench database (not an SQLite file)");
+}
+
+int64_t PragmaInt(sqlite3* db, const char* pragma) {
+  Stmt s(db, pragma);
+  return s.Step() ? s.Int(0) : 0;
+}
+
+bool ProcessAlive(int64_t pid) {
+  if (pid <= 0) return false;
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf;
+}
+
+}  // namespace
+
+std::string UtcNowIso8601() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string ParamsToJson(const Params& params) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : params.items()) j[k] = v;
+  return j.dump();
+}
+
+Params ParamsFromJson(const std::string& text) {
+  Params p;
+  auto j = nlohmann::ordered_json::parse(text);
+  for (auto it = j.begin(); it != j.end(); ++it) p.Set(it.key(), it.value().get<std::string>());
+  return p;
+}
+
+std::unique_ptr<Store> Store::Open(const std::string& path, Mode mode) {
+  if (path.empty()) throw StoreInputError("database path is empty");
+  const bool exists = FileExists(path);
+  if (!exists && mode == Mode::kExisting)
+    throw StoreInputError("no perfbench database at '" + path + "' (run `perfbench run` first, or pass --db)");
+  if (exists) CheckHeader(path);
+
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw StoreInputError("cannot open database '" + path + "': " + msg);
+  }
+  std::unique_ptr<Store> store(new Store(db, path));
+  sqlite3_busy_timeout(db, 10000);
+  sqlite3_extended_result_codes(db, 1);
+
+  int64_t app_id = 0, version = 0, tables = 0;
+  try {
+    app_id = PragmaInt(db, "PRAGMA application_id");
+    version = PragmaInt(db, "PRAGMA user_version");
+    tables = PragmaInt(db, "SELECT count(*) FROM sqlite_master");
+  } catch (const StoreError& e) {
+    throw StoreInputError("'" + path + "' is not a perfbench database (" + e.what() + ")");
+  }
+  const bool fresh = app_id == 0 && version == 0 && tables == 0;
+  if (!fresh && app_id != kApplicationId)
+    throw StoreInputError("'" + path + "' is an SQLite database but not a perfbench one");
+  if (version > kSchemaVersion)
+    throw StoreInputError("'" + path + "' has schema version " + std::to_string(version) +
+                          ", newer than this perfbench (" + std::to_string(kSchemaVersion) +
+                          "); upgrade perfbench");
+
+  store->Exec("PRAGMA foreign_keys = ON");
+  // WAL: readers never block the writer; a crash loses at most uncommitted work.
+  PragmaInt(db, "PRAGMA journal_mode = WAL");
+  store->Exec("PRAGMA synchronous = NORMAL");
+
+  if (version < kSchemaVersion) {
+    const auto& steps = schema::Migrations();
+    Transaction tx(db);
+    for (int64_t v = version; v < kSchemaVersion; ++v) store->Exec(steps.at(static_cast<size_t>(v)));
+    store->Exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+    store->Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+    tx.Commit();
+  }
+  return store;
+}
+
+Store::~Store() { sqlite3_close_v2(db_); }
+
+void Store::Exec(const std::string& sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    throw StoreError("sqlite: " + msg);
+  }
+}
+
+int Store::SchemaVersion() { return static_cast<int>(PragmaInt(db_, "PRAGMA user_version")); }
+
+int64_t Store::BeginRun(const RunRecord& run) {
+  Stmt s(db_,
+         "INSERT INTO runs (label, started_at, status, hostname, pid, profile_key, fingerprint,"
+         " settings, command) VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?)");
+  if (run.label.empty()) s.BindNull(1); else s.Bind(1, run.label);
+  s.Bind(2, run.started_at.empty() ? UtcNowIso8601() : run.started_at)
+      .Bind(3, run.hostname.empty() ? Hostname() : run.hostname)
+      .Bind(4, run.pid != 0 ? run.pid : static_cast<int64_t>(getpid()))
+      .Bind(5, run.profile_key)
+      .Bind(6, run.fingerprint.dump())
+      .Bind(7, run.settings.dump())
+      .Bind(8, run.command);
+  s.Step();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void Store::InsertResults(int64_t run_id, const std::vector<ResultRecord>& results) {
+  Stmt r(db_,
+         "INSERT INTO results (run_id, suite, workload, params, variant, metric, unit,"
+         " higher_is_better, status, reason, n, median, mean, stddev, min, max, iqr_rel, noisy,"
+         " attributes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt smp(db_, "INSERT INTO samples (result_id, seq, value) VALUES (?, ?, ?)");
+  for (const auto& res : results) {
+    const auto sum = stats::Summarize(res.samples);
+    nlohmann::json attrs(res.attributes);
+    r.Reset();
+    r.Bind(1, run_id).Bind(2, res.suite).Bind(3, res.workload).Bind(4, ParamsToJson(res.params));
+    r.Bind(5, res.params.Encode()).Bind(6, res.metric).Bind(7, res.unit);
+    r.Bind(8, static_cast<int64_t>(res.higher_is_better)).Bind(9, res.status).Bind(10, res.reason);
+    r.Bind(11, static_cast<int64_t>(sum.n));
+    if (sum.n == 0) {
+      for (int i = 12; i <= 17; ++i) r.BindNull(i);
+    } else {
+      r.Bind(12, sum.median).Bind(13, sum.mean).Bind(14, sum.stddev).Bind(15, sum.min);
+      r.Bind(16, sum.max).Bind(17, sum.iqr_rel);
+    }
+    r.Bind(18, static_cast<int64_t>(sum.noisy)).Bind(19, attrs.dump());
+    r.Step();
+    const int64_t result_id = sqlite3_last_insert_rowid(db_);
+    for (size_t i = 0; i < res.samples.size(); ++i) {
+      smp.Reset();
+      smp.Bind(1, result_id).Bind(2, static_cast<int64_t>(i)).Bind(3, res.samples[i]);
+      smp.Step();
+    }
+  }
+}
+
+void Store::AppendResults(int64_t run_id, const std::vector<ResultRecord>& results) {
+  Transaction tx(db_);
+  InsertResults(run_id, results);
+  tx.Commit();
+}
+
+void Store::FinishRun(int64_t run_id, const std::string& status) {
+  Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
+  s.Bind(1, status).Bind(2, UtcNowIso8601()).Bind(3, run_id);
+  s.Step();
+}
+
+int64_t Store::InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results) {
+  Transaction tx(db_);
+  Stmt s(db_,
+         "INSERT INTO runs (label, started_at, finished_at, status, hostname, pid, profile_key,"
+         " fingerprint, settings, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  if (run.label.empty()) s.BindNull(1); else s.Bind(1, run.label);
+  s.Bind(2, run.started_at);
+  if (run.finished_at.empty()) s.BindNull(3); else s.Bind(3, run.finished_at);
+  s.Bind(4, run.status).Bind(5, run.hostname).Bind(6, run.pid).Bind(7, run.profile_key);
+  s.Bind(8, run.fingerprint.dump()).Bind(9, run.settings.dump()).Bind(10, run.command);
+  s.Step();
+  const int64_t id = sqlite3_last_insert_rowid(db_);
+  InsertResults(id, results);
+  tx.Commit();
+  return id;
+}
+
+namespace {
+constexpr const char* kRunColumns =
+    "SELECT r.id, COALESCE(r.label, ''), r.started_at, COALESCE(r.finished_at, ''), r.status,"
+    " r.hostname, r.pid, r.profile_key, r.fingerprint, r.settings, r.command,"
+    " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'ok'),"
+    " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'failed'),"
+    " (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'skipped')"
+    " FROM runs r ";
+
+RunRecord ReadRun(const Stmt& s) {
+  RunRecord r;
+  r.id = s.Int(0);
+  r.label = s.Text(1);
+  r.started_at = s.Text(2);
+  r.finished_at = s.Text(3);
+  r.status = s.Text(4);
+  r.hostname = s.Text(5);
+  r.pid = s.Int(6);
+  r.profile_key = s.Text(7);
+  r.fingerprint = nlohmann::json::parse(s.Text(8));
+  r.settings = nlohmann::json::parse(s.Text(9));
+  r.command = s.Text(10);
+  r.ok_results = s.Int(11);
+  r.failed_results = s.Int(12);
+  r.skipped_results = s.Int(13);
+  // A run left "running" by a process that no longer exists was killed.
+  if (r.status == "running" && (r.hostname != Hostname() || !ProcessAlive(r.pid))) r.status = "aborted";
+  return r;
+}
+}  // namespace
+
+std::vector<RunRecord> Store::ListRuns(int64_t limit) {
+  Stmt s(db_, (std::string(kRunColumns) + "ORDER BY r.id DESC LIMIT ?").c_str());
+  s.Bind(1, limit);
+  std::vector<RunRecord> out;
+  while (s.Step()) out.push_back(ReadRun(s));
+  return out;
+}
+
+std::optional<int64_t> Store::ResolveRun(const std::string& ref) {
+  if (ref == "latest") {
+    Stmt s(db_, "SELECT max(id) FROM runs");
+    if (s.Step() && s.Int(0) > 0) return s.Int(0);
+    return std::nullopt;
+  }
+  const bool numeric = !ref.empty() && ref.find_first_not_of("0123456789") == std::string::npos;
+  if (numeric && ref.size() < 18) {
+    Stmt s(db_, "SELECT id FROM runs WHERE id = ?");
+    s.Bind(1, static_cast<int64_t>(std::stoll(ref)));
+    if (s.Step()) return s.Int(0);
+  }
+  auto ids = RunsWithLabel(ref);
+  if (!ids.empty()) return ids.front();
+  return std::nullopt;
+}
+
+std::vector<int64_t> Store::RunsWithLabel(const std::string& label) {
+  Stmt s(db_, "SELECT id FROM runs WHERE label = ? ORDER BY id DESC");
+  s.Bind(1, label);
+  std::vector<int64_t> ids;
+  while (s.Step()) ids.push_back(s.Int(0));
+  return ids;
+}
+
+RunRecord Store::GetRun(int64_t id) {
+  Stmt s(db_, (std::string(kRunColumns) + "WHERE r.id = ?").c_str());
+  s.Bind(1, id);
+  if (!s.Step()) throw StoreInputError("no run with id " + std::to_string(id));
+  return ReadRun(s);
+}
+
+std::vector<ResultRecord> Store::GetResults(int64_t run_id) {
+  Stmt s(db_,
+         "SELECT id, suite, workload, params, metric, unit, higher_is_better, status, reason,"
+         " attributes FROM results WHERE run_id = ? ORDER BY id");
+  Stmt smp(db_, "SELECT value FROM samples WHERE result_id = ? ORDER BY seq");
+  s.Bind(1, run_id);
+  std::vector<ResultRecord> out;
+  while (s.Step()) {
+    ResultRecord r;
+    r.suite = s.Text(1);
+    r.workload = s.Text(2);
+    r.params = ParamsFromJson(s.Text(3));
+    r.metric = s.Text(4);
+    r.unit = s.Text(5);
+    r.higher_is_better = s.Int(6) != 0;
+    r.status = s.Text(7);
+    r.reason = s.Text(8);
+    r.attributes = nlohmann::json::parse(s.Text(9)).get<std::map<std::string, std::string>>();
+    smp.Reset();
+    smp.Bind(1, s.Int(0));
+    while (smp.Step()) r.samples.push_back(smp.Real(0));
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace perfbench

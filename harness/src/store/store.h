@@ -1,0 +1,109 @@
+// The SQLite result store: runs, results, raw samples and fingerprints in one
+// file. Schema and migrations: store/schema.cc. Every multi-row write is one
+// transaction, so a crash leaves whole results or none.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "perfbench/params.h"
+
+struct sqlite3;
+
+namespace perfbench {
+
+// The database file is unusable as given (missing, foreign, too new): a
+// user input error (exit 2).
+class StoreInputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+// SQLite failed while working (disk full, I/O error, locked too long): exit 4.
+class StoreError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct RunRecord {
+  int64_t id = 0;
+  std::string label;
+  std::string started_at;   // ISO-8601 UTC, "2026-12-02T18:52:54Z"
+  std::string finished_at;  // empty while running
+  // "running" | "complete" | "aborted" (stored as running, process gone) | "imported"
+  std::string status;
+  std::string hostname;
+  int64_t pid = 0;
+  std::string profile_key;
+  nlohmann::json fingerprint = nlohmann::json::object();
+  nlohmann::json settings = nlohmann::json::object();
+  std::string command;
+  // Filled by reads: counts of results by status.
+  int64_t ok_results = 0, failed_results = 0, skipped_results = 0;
+};
+
+struct ResultRecord {
+  std::string suite, workload;
+  Params params;
+  std::string metric, unit;
+  bool higher_is_better = false;
+  std::string status = "ok";  // "ok" | "failed" | "skipped"
+  std::string reason;
+  std::vector<double> samples;
+  std::map<std::string, std::string> attributes;
+};
+
+class Store {
+ public:
+  enum class Mode { kCreate, kExisting };
+  inline static constexpr int kSchemaVersion = 1;
+  inline static constexpr int32_t kApplicationId = 0x50464231;  // "PFB1"
+
+  // kCreate makes the file if missing; kExisting refuses a missing file.
+  // Refuses files that are not perfbench databases, or newer than this build.
+  // Migrates older schemas in one transaction.
+  static std::unique_ptr<Store> Open(const std::string& path, Mode mode);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // Inserts the run with status "running"; returns its id.
+  int64_t BeginRun(const RunRecord& run);
+  // Appends results of one run in one transaction.
+  void AppendResults(int64_t run_id, const std::vector<ResultRecord>& results);
+  void FinishRun(int64_t run_id, const std::string& status);
+  // Inserts a whole run and its results in one transaction (import).
+  int64_t InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results);
+
+  // Newest first.
+  std::vector<RunRecord> ListRuns(int64_t limit = -1);
+  // `ref`: a run id, "latest", or a label (its newest run). nullopt if none.
+  std::optional<int64_t> ResolveRun(const std::string& ref);
+  // All runs carrying `label`, newest first.
+  std::vector<int64_t> RunsWithLabel(const std::string& label);
+  RunRecord GetRun(int64_t id);
+  std::vector<ResultRecord> GetResults(int64_t run_id);
+
+  int SchemaVersion();
+  const std::string& path() const { return path_; }
+
+ private:
+  Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+  void Exec(const std::string& sql);
+  void InsertResults(int64_t run_id, const std::vector<ResultRecord>& results);
+  sqlite3* db_;
+  std::string path_;
+};
+
+// Canonical JSON of params in declaration order, as stored.
+std::string ParamsToJson(const Params& params);
+Params ParamsFromJson(const std::string& json);
+std::string UtcNowIso8601();
+
+}  // namespace perfbench

@@ -1,0 +1,114 @@
+#include "training.h"
+
+#include <ATen/autocast_mode.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+
+#include <stdexcept>
+
+namespace perfbench::amp {
+
+Precision ParsePrecision(const std::string& name) {
+  if (name == "fp32") return Precision::kFp32;
+  if (name == "bf16") return Precision::kBf16;
+  if (name == "fp16") return Precision::kFp16;
+  throw std::invalid_argument("unknown precision '" + name + "' (fp32, bf16, fp16)");
+}
+
+AutocastGuard::AutocastGuard(c10::DeviceType device, at::ScalarType dtype) : device_(device) {
+  prev_cache_ = at::autocast::is_autocast_cache_enabled();
+  prev_enabled_ = at::autocast::is_autocast_enabled(device_);
+  prev_dtype_ = at::autocast::get_autocast_dtype(device_);
+  at::autocast::set_autocast_enabled(device_, true);
+  at::autocast::set_autocast_dtype(device_, dtype);
+  at::autocast::increment_nesting();
+  at::autocast::set_autocast_cache_enabled(true);
+}
+
+AutocastGuard::~AutocastGuard() {
+  if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
+  at::autocast::set_autocast_enabled(device_, prev_enabled_);
+  at::autocast::set_autocast_dtype(device_, prev_dtype_);
+  at::autocast::set_autocast_cache_enabled(prev_cache_);
+}
+
+std::string LossScalingUnavailable(const std::string& device) {
+  const auto key = device == "cuda" ? c10::DispatchKey::CUDA : c10::DispatchKey::CPU;
+  for (const char* op : {"aten::_amp_foreach_non_finite_check_and_unscale_", "aten::_amp_update_scale_"}) {
+    auto handle = c10::Dispatcher::singleton().findOp({op, ""});
+    if (!handle || !handle->hasKernelForDispatchKey(key))
+      return std::string(op) + " has no " + device + " kernel in this LibTorch";
+  }
+  return "";
+}
+
+std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int count, uint64_t seed,
+                               torch::Device device) {
+  // A private generator: the data must not depend on what else ran before.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ULL);
+  std::vector<int64_t> shape = def.sample_shape(size);
+  const int64_t b = def.batch(size);
+  int64_t features = 1;
+  for (auto d : shape) features *= d;
+  torch::Tensor teacher = at::randn({features, def.classes}, gen, torch::kFloat);
+  std::vector<Batch> out;
+  for (int i = 0; i < count; ++i) {
+    std::vector<int64_t> full{b};
+    full.insert(full.end(), shape.begin(), shape.end());
+    torch::Tensor x = at::randn(full, gen, torch::kFloat);
+    torch::Tensor y = x.reshape({b, features}).matmul(teacher).argmax(1);
+    out.push_back({x.to(device), y.to(device)});
+  }
+  return out;
+}
+
+Trainer::Trainer(Model model, Precision precision, torch::Device device, double lr)
+    : model_(std::move(model)), precision_(precision), device_(device) {
+  model_.module->to(device_);
+  params_ = model_.module->parameters();
+  optimizer_ = std::make_unique<torch::optim::SGD>(params_, torch::optim::SGDOptions(lr).momentum(0.9));
+  if (precision_ == Precision::kFp16) {
+    // Python GradScaler's defaults: init 2^16, growth 2, backoff 0.5, interval 2000.
+    scale_ = torch::full({1}, 65536.0f, torch::TensorOptions().device(device_));
+    growth_tracker_ = torch::zeros({1}, torch::TensorOptions().dtype(torch::kInt32).device(device_));
+  }
+}
+
+torch::Tensor Trainer::ForwardBackward(const Batch& batch) {
+  optimizer_->zero_grad(/*set_to_none=*/true);
+  torch::Tensor loss;
+  if (precision_ == Precision::kFp32) {
+    loss = torch::nn::functional::cross_entropy(model_.forward(batch.x), batch.y);
+  } else {
+    const auto dtype = precision_ == Precision::kBf16 ? at::kBFloat16 : at::kHalf;
+    AutocastGuard guard(device_.type(), dtype);
+    torch::Tensor logits = model_.forward(batch.x);
+    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.y);
+  }
+  // Backward outside the autocast region, as in Python.
+  if (precision_ == Precision::kFp16) {
+    (loss * scale_).backward();
+  } else {
+    loss.backward();
+  }
+  return loss.detach();
+}
+
+void Trainer::OptimizerStep() {
+  if (precision_ != Precision::kFp16) {
+    optimizer_->step();
+    return;
+  }
+  std::vector<torch::Tensor> grads;
+  for (auto& p : params_)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  torch::Tensor found_inf = torch::zeros({1}, torch::TensorOptions().device(device_));
+  torch::Tensor inv_scale = scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
+  at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale);
+  // .item() synchronises, exactly as Python's GradScaler.step does.
+  if (found_inf.item<float>() == 0.0f) optimizer_->step();
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf, 2.0, 0.5, 2000);
+}
+
+double Trainer::LossScale() const { return scale_.defined() ? scale_.item<double>() : 1.0; }
+
+}  // namespace perfbench::amp

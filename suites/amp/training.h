@@ -1,0 +1,100 @@
+// The training step shared by the amp suite (and, through it, by suites
+// that train the same models): autocast, fp16 loss scaling, SGD.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "perfbench/params.h"
+
+namespace perfbench::amp {
+
+enum class Precision { kFp32, kBf16, kFp16 };
+// "fp32" | "bf16" | "fp16"; throws std::invalid_argument otherwise.
+Precision ParsePrecision(const std::string& name);
+
+// RAII equivalent of Python's `with torch.autocast(device, dtype)`: saves the
+// thread's autocast state, enables it, and restores it on exit (clearing the
+// cast cache when the outermost guard ends, see pytorch#46649).
+class AutocastGuard {
+ public:
+  AutocastGuard(c10::DeviceType device, at::ScalarType dtype);
+  ~AutocastGuard();
+  AutocastGuard(const AutocastGuard&) = delete;
+  AutocastGuard& operator=(const AutocastGuard&) = delete;
+
+ private:
+  c10::DeviceType device_;
+  bool prev_enabled_;
+  at::ScalarType prev_dtype_;
+  bool prev_cache_;
+};
+
+// Why fp16 loss scaling cannot run on `device` here ("" if it can): the ATen
+// ops _amp_foreach_non_finite_check_and_unscale_ / _amp_update_scale_ need a
+// kernel for the device (CPU kernels exist from torch 2.3).
+std::string LossScalingUnavailable(const std::string& device);
+
+// A model and its forward function (torch::nn::AnyModule cannot hold a
+// Sequential, whose forward is a template).
+struct Model {
+  std::shared_ptr<torch::nn::Module> module;
+  std::function<torch::Tensor(const torch::Tensor&)> forward;
+
+  template <typename Holder>
+  static Model Of(Holder holder) {
+    return {holder.ptr(), [m = holder.ptr()](const torch::Tensor& x) { return m->forward(x); }};
+  }
+};
+
+// One model definition: how to build it and what a sample looks like.
+struct ModelDef {
+  std::string name;         // "mlp"
+  std::string description;  // for `perfbench list`
+  // Builds the model for a `size` ("quick" | "full"), on the CPU, in fp32.
+  std::function<Model(const std::string& size)> make;
+  // Shape of one input sample, e.g. {1024} or {3, 64, 64}.
+  std::function<std::vector<int64_t>(const std::string& size)> sample_shape;
+  std::function<int64_t(const std::string& size)> batch;
+  int64_t classes = 10;
+};
+
+struct Batch {
+  torch::Tensor x, y;
+};
+
+// `count` batches of a learnable synthetic task: x ~ N(0, 1), labels from a
+// fixed random linear teacher. Deterministic in `seed`.
+std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int count, uint64_t seed,
+                               torch::Device device);
+
+// Forward, backward and SGD step of one model in one precision.
+class Trainer {
+ public:
+  Trainer(Model model, Precision precision, torch::Device device, double lr = 0.05);
+  // Forward under autocast and backward (loss scaled for fp16). Returns the
+  // unscaled fp32 loss; gradients are left in the parameters.
+  torch::Tensor ForwardBackward(const Batch& batch);
+  // Unscales (fp16), skips the step on inf/nan gradients, updates the scale.
+  void OptimizerStep();
+  torch::Tensor Step(const Batch& batch) {
+    auto loss = ForwardBackward(batch);
+    OptimizerStep();
+    return loss;
+  }
+  std::vector<torch::Tensor> Parameters() { return params_; }
+  double LossScale() const;
+
+ private:
+  Model model_;
+  Precision precision_;
+  torch::Device device_;
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<torch::optim::SGD> optimizer_;
+  torch::Tensor scale_, growth_tracker_;  // fp16 dynamic loss scaling state
+};
+
+}  // namespace perfbench::amp

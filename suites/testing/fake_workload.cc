@@ -1,0 +1,58 @@
+// selftest/fake: a deterministic workload without torch, for CLI tests and
+// smoke runs of the harness itself (hidden: runs only with --suite selftest).
+//
+//   mode:ok      step time 1 ms + 0.1% per step, 64 items per step
+//   mode:throw   throws from its third timed step
+//   mode:skip    reports itself as skipped at set-up
+//   mode:slow    really sleeps 50 ms per step (for --timeout)
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include "perfbench/workload.h"
+
+namespace perfbench {
+namespace {
+
+class FakeWorkload final : public Workload {
+ public:
+  Status SetUp(const RunContext& ctx) override {
+    mode_ = ctx.params.Get("mode");
+    if (mode_ == "skip") return Status::Skipped("selftest variant that always skips");
+    return Status::Ok();
+  }
+  Status RunStep(StepRecorder& rec) override {
+    ++steps_;
+    if (mode_ == "throw" && steps_ >= 3) throw std::runtime_error("selftest failure on purpose");
+    if (mode_ == "slow") {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    } else {
+      rec.SetStepSeconds(1e-3 * (1.0 + 0.001 * steps_));
+    }
+    rec.SetItemsProcessed(64);
+    rec.Add("checksum", static_cast<double>(steps_));
+    return Status::Ok();
+  }
+
+ private:
+  std::string mode_;
+  int steps_ = 0;
+};
+
+WorkloadInfo Info() {
+  WorkloadInfo info;
+  info.suite = "selftest";
+  info.name = "fake";
+  info.description = "deterministic fake workload for testing the harness";
+  info.metrics = {{"step_time", "s", Better::kLower},
+                  {"throughput", "samples/s", Better::kHigher},
+                  {"checksum", "1", Better::kHigher}};
+  info.variants = Params::Product({{"mode", {"ok", "throw", "skip", "slow"}}});
+  info.hidden = true;
+  return info;
+}
+
+PERFBENCH_REGISTER_WORKLOAD(FakeWorkload, Info());
+
+}  // namespace
+}  // namespace perfbench

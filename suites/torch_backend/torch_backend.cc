@@ -1,0 +1,220 @@
+// The torch adapter: the one place where the harness meets LibTorch.
+//
+// Installs a DeviceBackend that synchronises CUDA before clock reads, times
+// steps with CUDA events on a GPU, counts tensor bytes (a counting CPU
+// allocator on the host, the caching allocator's statistics on a GPU) and adds
+// library versions to the fingerprint. CUDA code is compiled in with
+// PERFBENCH_WITH_CUDA and chosen at run time.
+#include <dlfcn.h>
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+
+#include <ATen/Parallel.h>
+#include <c10/core/CPUAllocator.h>
+#include <torch/cuda.h>
+#include <torch/version.h>
+
+#ifdef PERFBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/detail/CUDAHooksInterface.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <cuda_runtime_api.h>
+#endif
+
+#include "perfbench/backend.h"
+
+namespace perfbench {
+namespace {
+
+// Wraps the default CPU allocator and keeps current and peak tensor bytes.
+//
+// Some kernels call raw_allocate(), which requires the DataPtr's context to
+// be the data pointer itself, so the size lives in a 64-byte header in front
+// of the data (64 keeps the default allocator's alignment). Allocations made
+// before installation are freed through their own deleter and never counted,
+// so `current` cannot go negative.
+class CountingCpuAllocator final : public c10::Allocator {
+ public:
+  static constexpr size_t kHeader = 64;
+
+  explicit CountingCpuAllocator(c10::Allocator* inner) : inner_(inner) { instance_ = this; }
+
+  c10::DataPtr allocate(size_t n) override {
+    void* base = inner_->raw_allocate(n + kHeader);
+    *static_cast<size_t*>(base) = n;
+    void* data = static_cast<char*>(base) + kHeader;
+    Add(static_cast<int64_t>(n));
+    return {data, data, &Delete, c10::Device(c10::DeviceType::CPU)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &Delete; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    default_copy_data(dest, src, count);
+  }
+
+  int64_t current() const { return current_.load(); }
+  int64_t peak() const { return peak_.load(); }
+  void ResetPeak() { peak_.store(current_.load()); }
+
+ private:
+  static void Delete(void* data) {
+    if (data == nullptr) return;
+    void* base = static_cast<char*>(data) - kHeader;
+    instance_->Add(-static_cast<int64_t>(*static_cast<size_t*>(base)));
+    instance_->inner_->raw_deallocate(base);
+  }
+  void Add(int64_t delta) {
+    const int64_t now = current_.fetch_add(delta) + delta;
+    int64_t seen = peak_.load();
+    while (now > seen && !peak_.compare_exchange_weak(seen, now)) {
+    }
+  }
+  static inline CountingCpuAllocator* instance_ = nullptr;  // one per process, never freed
+  c10::Allocator* inner_;
+  std::atomic<int64_t> current_{0};
+  std::atomic<int64_t> peak_{0};
+};
+
+class TorchBackend final : public DeviceBackend {
+ public:
+  std::string Name() const override { return "torch"; }
+
+  bool CudaAvailable() const override {
+#ifdef PERFBENCH_WITH_CUDA
+    return torch::cuda::is_available();
+#else
+    return false;
+#endif
+  }
+
+  void SetThreads(int threads) override {
+    if (threads > 0) at::set_num_threads(threads);
+  }
+  int Threads() const override { return at::get_num_threads(); }
+
+  void Synchronize(const std::string& device) override {
+    if (device == "cuda") torch::cuda::synchronize();
+  }
+
+  void BeginStep(const std::string& device) override {
+#ifdef PERFBENCH_WITH_CUDA
+    if (device == "cuda") {
+      start_.emplace(cudaEventDefault);  // default flags disable timing
+      stop_.emplace(cudaEventDefault);
+      start_->record();
+    }
+#else
+    (void)device;
+#endif
+  }
+
+  double EndStep(const std::string& device) override {
+#ifdef PERFBENCH_WITH_CUDA
+    if (device == "cuda" && start_ && stop_) {
+      stop_->record();
+      stop_->synchronize();
+      const double ms = start_->elapsed_time(*stop_);
+      start_.reset();
+      stop_.reset();
+      return ms / 1e3;
+    }
+#else
+    (void)device;
+#endif
+    return -1;
+  }
+
+  bool Memory(const std::string& device, int64_t* current, int64_t* peak) override {
+#ifdef PERFBENCH_WITH_CUDA
+    if (device == "cuda") {
+      const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+      *current = stats.allocated_bytes[0].current;  // index 0: aggregate pool
+      *peak = stats.allocated_bytes[0].peak;
+      return true;
+    }
+#endif
+    if (device != "cpu") return false;
+    CountingCpuAllocator& a = Counting();
+    *current = a.current();
+    *peak = a.peak();
+    return true;
+  }
+
+  void ResetPeakMemory(const std::string& device) override {
+#ifdef PERFBENCH_WITH_CUDA
+    if (device == "cuda") {
+      c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
+      return;
+    }
+#endif
+    if (device == "cpu") Counting().ResetPeak();
+  }
+
+  void AddFingerprint(nlohmann::json& fp) const override {
+    fp["torch_version"] = TORCH_VERSION;
+    fp["intra_op_threads"] = at::get_num_threads();
+    fp["torch_parallel_info"] = FirstLines(at::get_parallel_info(), 6);
+    fp["cuda_compiled"] = false;
+#ifdef PERFBENCH_WITH_CUDA
+    fp["cuda_compiled"] = true;
+    int runtime = 0, driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) fp["cuda_runtime"] = VersionString(runtime);
+    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) fp["cuda_driver"] = VersionString(driver);
+    if (torch::cuda::is_available()) {
+      fp["cudnn_version"] = at::detail::getCUDAHooks().versionCuDNN();
+      const int n = static_cast<int>(torch::cuda::device_count());
+      fp["gpu_count"] = n;
+      nlohmann::json names = nlohmann::json::array(), mem = nlohmann::json::array();
+      for (int i = 0; i < n; ++i) {
+        cudaDeviceProp prop{};
+        if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) {
+          names.push_back(prop.name);
+          mem.push_back(static_cast<int64_t>(prop.totalGlobalMem));
+        }
+      }
+      fp["gpu_names"] = names;
+      fp["gpu_memory_bytes"] = mem;
+    }
+#endif
+    // NCCL is loaded by libtorch_cuda when present; ask it without linking it.
+    using NcclGetVersion = int (*)(int*);
+    if (auto fn = reinterpret_cast<NcclGetVersion>(dlsym(RTLD_DEFAULT, "ncclGetVersion"))) {
+      int v = 0;
+      if (fn(&v) == 0) fp["nccl_version"] = NcclVersionString(v);
+    }
+  }
+
+ private:
+  static std::string VersionString(int v) {
+    return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
+  }
+  static std::string NcclVersionString(int v) {
+    // NCCL_VERSION_CODE: major*10000 + minor*100 + patch since 2.9.
+    return std::to_string(v / 10000) + "." + std::to_string((v % 10000) / 100) + "." + std::to_string(v % 100);
+  }
+  static std::string FirstLines(const std::string& s, int n) {
+    size_t pos = 0;
+    for (int i = 0; i < n && pos != std::string::npos; ++i) pos = s.find('\n', pos + 1);
+    return s.substr(0, pos);
+  }
+  // Installed on first use, before any workload's set-up allocates.
+  static CountingCpuAllocator& Counting() {
+    static CountingCpuAllocator* counting = [] {
+      auto* a = new CountingCpuAllocator(c10::GetDefaultCPUAllocator());
+      c10::SetCPUAllocator(a, /*priority=*/100);
+      return a;
+    }();
+    return *counting;
+  }
+
+#ifdef PERFBENCH_WITH_CUDA
+  std::optional<at::cuda::CUDAEvent> start_, stop_;
+#endif
+};
+
+[[maybe_unused]] const bool installed = InstallDeviceBackend(std::make_unique<TorchBackend>());
+
+}  // namespace
+}  // namespace perfbench
