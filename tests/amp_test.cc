@@ -1,1 +1,113 @@
+// The amp suite on quick sizes through the real runner and torch backend.
 #include <gtest/gtest.h>
+
+#include <ATen/autocast_mode.h>
+#include <torch/torch.h>
+
+#include <set>
+
+#include "amp_workload.h"
+#include "perfbench/backend.h"
+#include "registry.h"
+#include "runner.h"
+
+namespace perfbench {
+namespace {
+
+std::vector<VariantOutcome> RunAmp(const std::string& filter, int warmup, int reps) {
+  RunSettings s;
+  s.quick = true;
+  s.warmup_steps = warmup;
+  s.repetitions = reps;
+  Runner runner(s, GetDeviceBackend());
+  std::vector<VariantOutcome> all;
+  runner.RunAll(GroupVariants(SelectVariants({{"amp"}, filter, true})), [&](const auto& outs) {
+    all.insert(all.end(), outs.begin(), outs.end());
+  });
+  return all;
+}
+
+TEST(Amp, TheTorchBackendIsInstalled) { EXPECT_EQ(GetDeviceBackend().Name(), "torch"); }
+
+TEST(Amp, RegistersMlpCnnAndTransformerInThreePrecisions) {
+  auto v = SelectVariants({{"amp"}, "", true});
+  std::set<std::string> names;
+  for (const auto& x : v) names.insert(x.FullName());
+  for (const char* w : {"mlp", "cnn", "transformer"})
+    for (const char* p : {"fp32", "bf16", "fp16"})
+      EXPECT_TRUE(names.count(std::string("amp/") + w + "/precision:" + p + "/size:quick")) << w << " " << p;
+}
+
+TEST(Amp, MlpRunsInEveryPrecisionWithLossParity) {
+  auto out = RunAmp("mlp", 1, 3);
+  ASSERT_EQ(out.size(), 3u);
+  for (const auto& o : out) {
+    const std::string p = o.variant.params.Get("precision");
+    if (o.status == OutcomeStatus::kSkipped) {
+      EXPECT_EQ(p, "fp16") << o.reason;  // only fp16 may be skipped, and only for missing ops
+      continue;
+    }
+    ASSERT_EQ(o.status, OutcomeStatus::kOk) << p << ": " << o.reason;
+    for (const char* m : {"throughput", "step_time", "peak_memory", "peak_rss", "loss"})
+      EXPECT_EQ(o.samples.at(m).size(), 3u) << p << " " << m;
+    EXPECT_GT(o.samples.at("peak_memory")[0], 1e5) << "weights alone are >1 MB";
+    if (p != "fp32") {
+      EXPECT_EQ(o.samples.at("speedup").size(), 3u);
+      for (double d : o.samples.at("loss_delta")) EXPECT_LE(d, amp::LossTolerance(amp::ParsePrecision(p)));
+    }
+  }
+}
+
+TEST(Amp, CnnFp32AndBf16Run) {
+  auto out = RunAmp("cnn/precision:(fp32|bf16)", 1, 2);
+  ASSERT_EQ(out.size(), 2u);
+  for (const auto& o : out) ASSERT_EQ(o.status, OutcomeStatus::kOk) << o.reason;
+  EXPECT_LT(out[1].samples.at("peak_memory")[0], out[0].samples.at("peak_memory")[0])
+      << "bf16 activations should take less memory than fp32";
+}
+
+TEST(Amp, TrainingLearnsTheSyntheticTask) {
+  amp::ModelDef def;
+  def.make = [](const std::string&) {
+    return amp::Model::Of(torch::nn::Sequential(torch::nn::Linear(16, 32), torch::nn::GELU(), torch::nn::Linear(32, 10)));
+  };
+  def.sample_shape = [](const std::string&) { return std::vector<int64_t>{16}; };
+  def.batch = [](const std::string&) { return int64_t{64}; };
+  torch::manual_seed(1);
+  amp::Trainer t(def.make(""), amp::Precision::kFp32, torch::kCPU);
+  auto batches = amp::MakeBatches(def, "", 1, 1, torch::kCPU);
+  const double first = t.Step(batches[0]).item<double>();
+  double last = first;
+  for (int i = 0; i < 50; ++i) last = t.Step(batches[0]).item<double>();
+  EXPECT_LT(last, 0.5 * first);
+}
+
+TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
+  if (!amp::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << amp::LossScalingUnavailable("cpu");
+  amp::ModelDef def;
+  def.make = [](const std::string&) { return amp::Model::Of(torch::nn::Sequential(torch::nn::Linear(8, 10))); };
+  def.sample_shape = [](const std::string&) { return std::vector<int64_t>{8}; };
+  def.batch = [](const std::string&) { return int64_t{4}; };
+  amp::Trainer t(def.make(""), amp::Precision::kFp16, torch::kCPU);
+  auto b = amp::MakeBatches(def, "", 1, 3, torch::kCPU)[0];
+  b.x.mul_(1e30);  // fp16 overflows -> inf gradients -> step skipped, scale halved
+  const auto before = t.Parameters()[0].clone();
+  t.Step(b);
+  EXPECT_DOUBLE_EQ(t.LossScale(), 32768.0);
+  EXPECT_TRUE(torch::equal(before, t.Parameters()[0])) << "the optimizer must skip a non-finite step";
+}
+
+TEST(Amp, AutocastGuardRestoresTheThreadState) {
+  ASSERT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
+  {
+    amp::AutocastGuard g(c10::kCPU, at::kBFloat16);
+    EXPECT_TRUE(at::autocast::is_autocast_enabled(c10::kCPU));
+    auto y = torch::nn::Linear(4, 4)->forward(torch::randn({2, 4}));
+    EXPECT_EQ(y.scalar_type(), at::kBFloat16);
+  }
+  EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
+  EXPECT_THROW(amp::ParsePrecision("int4"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace perfbench

@@ -1,1 +1,207 @@
+// Runs the real perfbench binary: exit codes, one-line errors, and what is
+// (not) left on disk. Uses the hidden selftest suite, which needs no torch work.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int code = -1;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("perfbench_cli_" + std::to_string(getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `perfbench <args>` in the test directory; stdout and stderr apart.
+  Result Run(const std::string& args, const std::string& env = "") {
+    const std::string err_file = (dir_ / "stderr.txt").string();
+    const std::string cmd = "cd '" + dir_.string() + "' && env -u PERFBENCH_DB " + env + " " + PERFBENCH_BIN +
+                            " " + args + " 2>'" + err_file + "'";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    std::ifstream in(err_file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    r.err = ss.str();
+    return r;
+  }
+  bool Exists(const std::string& name) { return fs::exists(dir_ / name); }
+  static int Lines(const std::string& s) {
+    int n = 0;
+    for (char c : s) n += c == '\n';
+    return n;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(Cli, HelpDocumentsCommandsAndExitCodes) {
+  auto r = Run("--help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* word : {"run", "list", "env", "runs", "show", "exit codes", "PERFBENCH_DB"})
+    EXPECT_NE(r.out.find(word), std::string::npos) << word;
+  for (const char* cmd : {"run", "list", "env", "runs", "show"}) {
+    auto h = Run(std::string(cmd) + " --help");
+    EXPECT_EQ(h.code, 0) << cmd;
+    EXPECT_NE(h.out.find("usage: perfbench " + std::string(cmd)), std::string::npos) << cmd;
+  }
+  EXPECT_FALSE(Exists("perfbench.db"));
+}
+
+TEST_F(Cli, NoCommandOrUnknownCommandIsAUsageError) {
+  EXPECT_EQ(Run("").code, 2);
+  auto r = Run("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_NE(r.err.find("frobnicate"), std::string::npos);
+}
+
+TEST_F(Cli, BadRunInputsExitTwoWithOneLineAndWriteNothing) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"run --repetitions abc", "repetitions"},
+      {"run --repetitions 0", "--repetitions"},
+      {"run --suite nope", "nope"},
+      {"run --filter '('", "--filter"},
+      {"run --device tpu", "--device"},
+      {"run --bogus", "bogus"},
+      {"run --suite selftest --filter matches-nothing", "no workload matches"},
+      {"run --suite selftest --format xml", "--format"},
+  };
+  for (const auto& [args, needle] : cases) {
+    auto r = Run(args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_EQ(Lines(r.err), 1) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
+    EXPECT_FALSE(Exists("perfbench.db")) << args;
+  }
+}
+
+TEST_F(Cli, CudaOnAMachineWithoutOneIsAUsageError) {
+  auto env = Run("env --format json");
+  if (nlohmann::json::parse(env.out).value("gpu_count", 0) > 0) GTEST_SKIP() << "this machine has a GPU";
+  auto r = Run("run --suite selftest --device cuda");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no CUDA device"), std::string::npos);
+}
+
+TEST_F(Cli, AForeignDatabaseIsRefusedAndLeftAlone) {
+  std::ofstream(dir_ / "notes.txt") << "not a database\n";
+  auto r = Run("run --suite selftest --filter mode:ok --db notes.txt");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not a perfbench database"), std::string::npos) << r.err;
+  std::ifstream in(dir_ / "notes.txt");
+  std::string content((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(content, "not a database\n");
+  auto s = Run("runs --db notes.txt");
+  EXPECT_EQ(s.code, 2);
+}
+
+TEST_F(Cli, ReadCommandsDoNotCreateADatabase) {
+  auto r = Run("runs");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("no perfbench database"), std::string::npos);
+  EXPECT_EQ(Run("show latest").code, 2);
+  EXPECT_FALSE(Exists("perfbench.db"));
+}
+
+TEST_F(Cli, RunStoresResultsThatShowReadsBack) {
+  auto r = Run("run --suite selftest --filter mode:ok --repetitions 5 --label v1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_TRUE(Exists("perfbench.db"));
+  EXPECT_NE(r.out.find("selftest/fake"), std::string::npos);
+  auto s = Run("show v1 --format json");
+  ASSERT_EQ(s.code, 0) << s.err;
+  auto doc = nlohmann::json::parse(s.out);
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["run"]["label"], "v1");
+  EXPECT_EQ(doc["run"]["status"], "complete");
+  EXPECT_TRUE(doc["run"]["fingerprint"].contains("cpu_model"));
+  bool saw_throughput = false;
+  for (const auto& res : doc["results"]) {
+    EXPECT_EQ(res["samples"].size(), 5u);
+    if (res["metric"] == "throughput") {
+      saw_throughput = true;
+      EXPECT_EQ(res["higher_is_better"], true);
+      EXPECT_NEAR(res["median"].get<double>(), 64 / 1.006e-3, 100);
+    }
+  }
+  EXPECT_TRUE(saw_throughput);
+  auto runs = Run("runs");
+  EXPECT_EQ(runs.code, 0);
+  EXPECT_NE(runs.out.find("v1"), std::string::npos);
+  EXPECT_EQ(Run("show 424242").code, 2);
+}
+
+TEST_F(Cli, AFailingWorkloadIsRecordedAndTheRunGoesOnWithExitFour) {
+  auto r = Run("run --suite selftest --filter 'mode:(ok|throw|skip)' --repetitions 5 --format json");
+  EXPECT_EQ(r.code, 4) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  std::map<std::string, std::string> status;
+  for (const auto& res : doc["results"]) status[res["params"]["mode"]] = res["status"];
+  EXPECT_EQ(status["ok"], "ok");
+  EXPECT_EQ(status["throw"], "failed");
+  EXPECT_EQ(status["skip"], "skipped");
+  for (const auto& res : doc["results"])
+    if (res["params"]["mode"] == "throw") {
+      EXPECT_NE(res["reason"].get<std::string>().find("on purpose"), std::string::npos);
+    }
+}
+
+TEST_F(Cli, TimeLimitFailsTheWorkload) {
+  auto r = Run("run --suite selftest --filter mode:slow --repetitions 200 --timeout 0.3 --format json");
+  EXPECT_EQ(r.code, 4);
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_NE(doc["results"][0]["reason"].get<std::string>().find("time limit"), std::string::npos);
+}
+
+TEST_F(Cli, DatabasePathComesFromFlagThenEnvironment) {
+  ASSERT_EQ(Run("run --suite selftest --filter mode:ok --format none", "PERFBENCH_DB=env.db").code, 0);
+  EXPECT_TRUE(Exists("env.db"));
+  EXPECT_FALSE(Exists("perfbench.db"));
+  ASSERT_EQ(Run("run --suite selftest --filter mode:ok --format none --db flag.db", "PERFBENCH_DB=env.db").code, 0);
+  EXPECT_TRUE(Exists("flag.db"));
+}
+
+TEST_F(Cli, EnvPrintsTheFingerprint) {
+  auto r = Run("env --format json");
+  ASSERT_EQ(r.code, 0);
+  auto fp = nlohmann::json::parse(r.out);
+  for (const char* k : {"cpu_model", "cpu_cores", "cpu_threads", "memory_bytes", "kernel", "compiler",
+                        "perfbench_version", "git_sha", "profile_key"})
+    EXPECT_TRUE(fp.contains(k)) << k;
+  EXPECT_EQ(fp["profile_key"].get<std::string>().size(), 16u);
+}
+
+TEST_F(Cli, ListNamesVariants) {
+  auto r = Run("list --suite selftest");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("selftest/fake/mode:ok"), std::string::npos);
+}
+
+}  // namespace

@@ -1,1 +1,88 @@
+#include "registry.h"
+
 #include <gtest/gtest.h>
+
+#include <stdexcept>
+
+namespace perfbench {
+namespace {
+
+class Nothing final : public Workload {
+ public:
+  Status SetUp(const RunContext&) override { return Status::Ok(); }
+  Status RunStep(StepRecorder&) override { return Status::Ok(); }
+};
+
+WorkloadInfo Info(const std::string& suite, const std::string& name, bool hidden) {
+  WorkloadInfo i;
+  i.suite = suite;
+  i.name = name;
+  i.metrics = {{"step_time", "s", Better::kLower}};
+  i.variants = Params::Product({{"precision", {"fp32", "bf16"}}, {"size", {"full"}}});
+  i.quick_variants = Params::Product({{"precision", {"fp32", "bf16"}}, {"size", {"quick"}}});
+  i.compare_param = "precision";
+  i.reference_value = "fp32";
+  i.hidden = hidden;
+  return i;
+}
+
+PERFBENCH_REGISTER_WORKLOAD(Nothing, Info("regtest", "alpha", false));
+[[maybe_unused]] const bool second =
+    RegisterWorkload(Info("regtest_hidden", "beta", true), [] { return std::make_unique<Nothing>(); });
+
+TEST(Params, ProductVariesLastAxisFastest) {
+  auto ps = Params::Product({{"a", {"1", "2"}}, {"b", {"x", "y"}}});
+  ASSERT_EQ(ps.size(), 4u);
+  EXPECT_EQ(ps[0].Encode(), "a:1/b:x");
+  EXPECT_EQ(ps[1].Encode(), "a:1/b:y");
+  EXPECT_EQ(ps[3].Encode(), "a:2/b:y");
+}
+
+TEST(Params, MatchIgnoresOrderButEncodeKeepsIt) {
+  Params a{{"x", "1"}, {"y", "2"}};
+  Params b{{"y", "2"}, {"x", "1"}};
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.Encode(), "x:1/y:2");
+  EXPECT_EQ(b.Encode(), "y:2/x:1");
+  EXPECT_EQ(a.Without("x").Encode(), "y:2");
+  EXPECT_EQ(a.GetInt("x", 7), 1);
+  EXPECT_EQ(a.GetInt("z", 7), 7);
+  EXPECT_THROW(Params({{"n", "abc"}}).GetInt("n", 0), std::invalid_argument);
+}
+
+TEST(Registry, SelectsQuickVariantsAndHidesHiddenSuites) {
+  auto all = SelectVariants({});
+  bool saw_hidden = false;
+  for (const auto& v : all) saw_hidden |= v.workload->info.suite == "regtest_hidden";
+  EXPECT_FALSE(saw_hidden);
+  auto quick = SelectVariants({{"regtest"}, "", true});
+  ASSERT_EQ(quick.size(), 2u);
+  EXPECT_EQ(quick[0].FullName(), "regtest/alpha/precision:fp32/size:quick");
+  auto hidden = SelectVariants({{"regtest_hidden"}, "", false});
+  EXPECT_EQ(hidden.size(), 2u);
+}
+
+TEST(Registry, FilterIsARegexOnTheFullName) {
+  auto v = SelectVariants({{"regtest"}, "precision:bf16", false});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].params.Get("precision"), "bf16");
+  EXPECT_THROW(SelectVariants({{"regtest"}, "(", false}), std::invalid_argument);
+}
+
+TEST(Registry, UnknownSuiteIsAnErrorNamingIt) {
+  try {
+    SelectVariants({{"nope"}, "", false});
+    FAIL() << "expected an exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos);
+  }
+}
+
+TEST(Registry, GroupsVariantsThatDifferOnlyInTheCompareParam) {
+  auto groups = GroupVariants(SelectVariants({{"regtest"}, "", false}));
+  ASSERT_EQ(groups.size(), 1u);
+  EXPECT_EQ(groups[0].variants.size(), 2u);
+}
+
+}  // namespace
+}  // namespace perfbench

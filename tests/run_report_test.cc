@@ -1,1 +1,92 @@
+#include "report/run_report.h"
+
 #include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "report/format.h"
+
+namespace perfbench {
+namespace {
+
+RunRecord SomeRun() {
+  RunRecord r;
+  r.id = 7;
+  r.label = "nightly";
+  r.started_at = "2026-12-02T18:00:00Z";
+  r.finished_at = "2026-12-02T18:01:00Z";
+  r.status = "complete";
+  r.hostname = "box";
+  r.profile_key = "00ff00ff00ff00ff";
+  r.fingerprint = {{"cpu_model", "CPU"}, {"cpu_cores", 2}};
+  r.settings = {{"repetitions", 5}, {"quick", true}};
+  return r;
+}
+
+ResultRecord Result() {
+  ResultRecord r;
+  r.suite = "amp";
+  r.workload = "cnn";
+  r.params = Params{{"size", "quick"}, {"precision", "fp16"}};  // declaration order kept
+  r.metric = "step_time";
+  r.unit = "s";
+  r.samples = {0.1, 0.30000000000000004, 1.0 / 7.0};
+  r.attributes = {{"batch_size", "16"}};
+  return r;
+}
+
+TEST(RunReport, JsonRoundTripsExactly) {
+  auto doc = RunToJson(SomeRun(), {Result()});
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_DOUBLE_EQ(doc["results"][0]["median"].get<double>(), 1.0 / 7.0);
+  RunRecord run;
+  std::vector<ResultRecord> results;
+  RunFromJson(nlohmann::ordered_json::parse(doc.dump()), &run, &results);
+  EXPECT_EQ(run.label, "nightly");
+  EXPECT_EQ(run.fingerprint, SomeRun().fingerprint);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].samples, Result().samples);
+  EXPECT_EQ(results[0].params.Encode(), "size:quick/precision:fp16");
+  // And the document it produces again is identical, byte for byte, but for the id.
+  auto again = RunToJson(run, results);
+  again["run"]["id"] = 7;
+  EXPECT_EQ(again.dump(), doc.dump());
+}
+
+TEST(RunReport, MalformedDocumentsNameTheirProblem) {
+  auto doc = RunToJson(SomeRun(), {Result()});
+  auto expect_error = [](nlohmann::ordered_json d, const std::string& needle) {
+    RunRecord r;
+    std::vector<ResultRecord> rs;
+    try {
+      RunFromJson(d, &r, &rs);
+      ADD_FAILURE() << "accepted a bad document; wanted " << needle;
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  auto d1 = doc;
+  d1["schema_version"] = 2;
+  expect_error(d1, "schema_version");
+  auto d2 = doc;
+  d2["results"][0]["samples"] = {1, "two"};
+  expect_error(d2, "results[0].samples");
+  auto d3 = doc;
+  d3["results"][0].erase("metric");
+  expect_error(d3, "results[0]: missing \"metric\"");
+  auto d4 = doc;
+  d4["results"][0]["status"] = "great";
+  expect_error(d4, "results[0].status");
+  expect_error(nlohmann::ordered_json::array(), "top level");
+}
+
+TEST(Format, UnitAwareValues) {
+  EXPECT_EQ(FormatValue(0.00123, "s"), "1.23 ms");
+  EXPECT_EQ(FormatValue(2.5e-6, "s"), "2.5 us");
+  EXPECT_EQ(FormatValue(3 * 1024.0 * 1024.0, "bytes"), "3 MiB");
+  EXPECT_EQ(FormatValue(13400, "samples/s"), "13.4k samples/s");
+  EXPECT_EQ(FormatValue(1.58, "ratio"), "1.58x");
+}
+
+}  // namespace
+}  // namespace perfbench

@@ -1,1 +1,237 @@
+// The runner with deterministic fake workloads and a fake backend.
+#include "runner.h"
+
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <thread>
+
+namespace perfbench {
+namespace {
+
+// A backend whose memory counters the fake workloads move by hand.
+class FakeBackend final : public DeviceBackend {
+ public:
+  std::string Name() const override { return "fake"; }
+  bool Memory(const std::string&, int64_t* current, int64_t* peak) override {
+    *current = current_;
+    *peak = peak_;
+    return true;
+  }
+  void ResetPeakMemory(const std::string&) override { peak_ = current_; }
+  void Allocate(int64_t n) {
+    current_ += n;
+    peak_ = std::max(peak_, current_);
+  }
+  int64_t current_ = 0, peak_ = 0;
+};
+
+// Everything the scripted workloads did, in order.
+struct Script {
+  std::vector<std::string> log;  // "<variant>:<phase>"
+  FakeBackend* backend = nullptr;
+  int throw_at_step = -1;        // for variant "bad"
+  bool skip_bad = false;
+  int sleep_ms = 0;
+  bool verify_fails = false;
+  bool undeclared = false;
+};
+
+class Scripted final : public Workload {
+ public:
+  explicit Scripted(Script* s) : s_(s) {}
+  Status SetUp(const RunContext& ctx) override {
+    name_ = ctx.params.Get("v");
+    s_->log.push_back(name_ + ":setup");
+    if (name_ == "bad" && s_->skip_bad) return Status::Skipped("not here");
+    if (name_ == "setupfail") throw std::runtime_error("no device");
+    if (s_->backend) s_->backend->Allocate(100);  // persistent: weights
+    return Status::Ok();
+  }
+  Status RunStep(StepRecorder& rec) override {
+    ++steps_;
+    s_->log.push_back(name_ + ":step" + std::to_string(steps_));
+    if (name_ == "bad" && steps_ == s_->throw_at_step) throw std::runtime_error("boom");
+    if (s_->sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(s_->sleep_ms));
+    if (s_->backend) {
+      s_->backend->Allocate(50);  // transient activations
+      s_->backend->Allocate(-50);
+    }
+    // "ref" takes 2 ms per step, every other variant 1 ms.
+    rec.SetStepSeconds(name_ == "ref" ? 2e-3 : 1e-3);
+    rec.SetItemsProcessed(10);
+    rec.Add("step_index", steps_);
+    rec.Add("loss", name_ == "ref" ? 1.0 : 1.25);
+    if (s_->undeclared) rec.Add("nonsense", 1);
+    return Status::Ok();
+  }
+  Status Verify(const VerifyContext&) override {
+    s_->log.push_back(name_ + ":verify");
+    return s_->verify_fails ? Status::Error("wrong answer") : Status::Ok();
+  }
+  void TearDown() override { s_->log.push_back(name_ + ":teardown"); }
+
+ private:
+  Script* s_;
+  std::string name_;
+  int steps_ = 0;
+};
+
+RegisteredWorkload Make(Script* s, std::vector<std::string> names) {
+  RegisteredWorkload w;
+  w.info.suite = "t";
+  w.info.name = "scripted";
+  w.info.metrics = {{"step_time", "s", Better::kLower},     {"throughput", "samples/s", Better::kHigher},
+                    {"step_index", "1", Better::kHigher},   {"loss", "1", Better::kLower},
+                    {"loss_delta", "1", Better::kLower},    {"speedup", "ratio", Better::kHigher},
+                    {"peak_memory", "bytes", Better::kLower}};
+  w.info.variants = Params::Product({{"v", names}});
+  w.info.compare_param = "v";
+  w.info.reference_value = "ref";
+  w.factory = [s] { return std::make_unique<Scripted>(s); };
+  return w;
+}
+
+VariantGroup Group(const RegisteredWorkload& w) { return {&w, w.info.variants}; }
+
+RunSettings Settings(int warmup, int reps) {
+  RunSettings s;
+  s.warmup_steps = warmup;
+  s.repetitions = reps;
+  return s;
+}
+
+TEST(Runner, DiscardsWarmupAndRecordsEachRepetition) {
+  Script s;
+  auto w = Make(&s, {"ref"});
+  FakeBackend backend;
+  Runner runner(Settings(3, 5), backend);
+  auto out = runner.RunGroup(Group(w));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].status, OutcomeStatus::kOk);
+  // Steps 1..3 were warm-up; the recorded ones are 4..8.
+  EXPECT_EQ(out[0].samples.at("step_index"), (std::vector<double>{4, 5, 6, 7, 8}));
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 5u);
+  EXPECT_DOUBLE_EQ(out[0].samples.at("throughput")[0], 10 / 2e-3);
+}
+
+TEST(Runner, InterleavesTheVariantsOfAGroup) {
+  Script s;
+  auto w = Make(&s, {"ref", "amp"});
+  FakeBackend backend;
+  Runner runner(Settings(1, 2), backend);
+  runner.RunGroup(Group(w));
+  const std::vector<std::string> expected = {
+      "ref:setup", "amp:setup",  "ref:step1",  "amp:step1",    "ref:step2",    "amp:step2",
+      "ref:step3", "amp:step3",  "ref:verify", "ref:teardown", "amp:verify",   "amp:teardown"};
+  EXPECT_EQ(s.log, expected);
+}
+
+TEST(Runner, DerivesPairedSpeedupAndLossDeltaAgainstTheReference) {
+  Script s;
+  auto w = Make(&s, {"ref", "amp"});
+  FakeBackend backend;
+  Runner runner(Settings(0, 4), backend);
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].samples.count("speedup"), 0u);  // the reference has none
+  ASSERT_EQ(out[1].samples.at("speedup").size(), 4u);
+  EXPECT_DOUBLE_EQ(out[1].samples.at("speedup")[0], 2.0);
+  EXPECT_DOUBLE_EQ(out[1].samples.at("loss_delta")[0], 0.25);
+}
+
+TEST(Runner, PeakMemoryIsOwnedBytesPlusTheStepsTransientPeak) {
+  Script s;
+  FakeBackend backend;
+  s.backend = &backend;
+  auto w = Make(&s, {"ref", "amp"});
+  Runner runner(Settings(1, 3), backend);
+  auto out = runner.RunGroup(Group(w));
+  // Each variant holds 100 bytes and peaks 50 above that in a step; the other
+  // variant's 100 bytes are not counted against it.
+  for (const auto& o : out) EXPECT_EQ(o.samples.at("peak_memory"), (std::vector<double>{150, 150, 150}));
+}
+
+TEST(Runner, AFailingVariantIsRecordedAndTheOthersGoOn) {
+  Script s;
+  s.throw_at_step = 3;
+  auto w = Make(&s, {"ref", "bad"});
+  FakeBackend backend;
+  Runner runner(Settings(1, 5), backend);
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, OutcomeStatus::kOk);
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 5u);
+  EXPECT_EQ(out[1].status, OutcomeStatus::kFailed);
+  EXPECT_EQ(out[1].reason, "step 2: boom");  // its third step is the second timed one
+  EXPECT_EQ(out[1].samples.at("step_time").size(), 1u);
+}
+
+TEST(Runner, SetUpExceptionsAndSkipsAreRecorded) {
+  Script s;
+  s.skip_bad = true;
+  auto w = Make(&s, {"ref", "bad", "setupfail"});
+  FakeBackend backend;
+  Runner runner(Settings(0, 2), backend);
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, OutcomeStatus::kOk);
+  EXPECT_EQ(out[1].status, OutcomeStatus::kSkipped);
+  EXPECT_EQ(out[1].reason, "set-up: not here");
+  EXPECT_EQ(out[2].status, OutcomeStatus::kFailed);
+  EXPECT_EQ(out[2].reason, "set-up: no device");
+}
+
+TEST(Runner, RunAllContinuesAfterAFailedGroup) {
+  Script s1, s2;
+  auto bad = Make(&s1, {"setupfail"});
+  auto good = Make(&s2, {"ref"});
+  FakeBackend backend;
+  Runner runner(Settings(0, 2), backend);
+  std::vector<OutcomeStatus> seen;
+  runner.RunAll({Group(bad), Group(good)}, [&](const std::vector<VariantOutcome>& o) {
+    for (const auto& v : o) seen.push_back(v.status);
+  });
+  EXPECT_EQ(seen, (std::vector<OutcomeStatus>{OutcomeStatus::kFailed, OutcomeStatus::kOk}));
+}
+
+TEST(Runner, TimeLimitFailsTheGroupWithAReason) {
+  Script s;
+  s.sleep_ms = 20;
+  auto w = Make(&s, {"ref"});
+  FakeBackend backend;
+  RunSettings settings = Settings(0, 1000);
+  settings.timeout_s = 0.1;
+  Runner runner(settings, backend);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(out[0].status, OutcomeStatus::kFailed);
+  EXPECT_NE(out[0].reason.find("time limit of 0.1 s exceeded"), std::string::npos) << out[0].reason;
+  EXPECT_GT(out[0].samples.at("step_time").size(), 0u);
+}
+
+TEST(Runner, VerifyFailureKeepsTheSamples) {
+  Script s;
+  s.verify_fails = true;
+  auto w = Make(&s, {"ref"});
+  FakeBackend backend;
+  Runner runner(Settings(0, 3), backend);
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, OutcomeStatus::kFailed);
+  EXPECT_EQ(out[0].reason, "verify: wrong answer");
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 3u);
+}
+
+TEST(Runner, AnUndeclaredMetricFailsTheVariant) {
+  Script s;
+  s.undeclared = true;
+  auto w = Make(&s, {"ref"});
+  FakeBackend backend;
+  Runner runner(Settings(0, 3), backend);
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, OutcomeStatus::kFailed);
+  EXPECT_NE(out[0].reason.find("'nonsense' is not declared"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfbench

@@ -1,1 +1,68 @@
+// Descriptive statistics on hand-computable values (numpy.quantile's default
+// "linear" method gives the same quantiles: e.g. np.quantile(range(1, 11), .25) == 3.25).
+#include "statistics.h"
+
 #include <gtest/gtest.h>
+
+#include <cmath>
+#include <stdexcept>
+
+namespace perfbench::stats {
+namespace {
+
+TEST(Statistics, MedianOfEvenAndOddCounts) {
+  EXPECT_DOUBLE_EQ(Median({1, 2, 3, 4}), 2.5);
+  EXPECT_DOUBLE_EQ(Median({5, 1, 3}), 3);
+  EXPECT_DOUBLE_EQ(Median({7}), 7);
+}
+
+TEST(Statistics, MeanAndSampleStdDev) {
+  const std::vector<double> v{2, 4, 4, 4, 5, 5, 7, 9};
+  EXPECT_DOUBLE_EQ(Mean(v), 5);
+  // sum of squared deviations 32, n - 1 = 7
+  EXPECT_NEAR(StdDev(v), std::sqrt(32.0 / 7.0), 1e-12);
+  EXPECT_DOUBLE_EQ(StdDev({3}), 0);
+}
+
+TEST(Statistics, QuantileIsLinearInterpolation) {
+  const std::vector<double> v{10, 9, 8, 7, 6, 5, 4, 3, 2, 1};
+  EXPECT_DOUBLE_EQ(Quantile(v, 0.25), 3.25);
+  EXPECT_DOUBLE_EQ(Quantile(v, 0.75), 7.75);
+  EXPECT_DOUBLE_EQ(Quantile(v, 0.0), 1);
+  EXPECT_DOUBLE_EQ(Quantile(v, 1.0), 10);
+  EXPECT_THROW(Quantile({}, 0.5), std::invalid_argument);
+}
+
+TEST(Statistics, PercentileIsNearestRank) {
+  // The classic nearest-rank example: {15, 20, 35, 40, 50}.
+  const std::vector<double> v{15, 20, 35, 40, 50};
+  EXPECT_DOUBLE_EQ(PercentileNearestRank(v, 0.05), 15);
+  EXPECT_DOUBLE_EQ(PercentileNearestRank(v, 0.30), 20);
+  EXPECT_DOUBLE_EQ(PercentileNearestRank(v, 0.40), 20);
+  EXPECT_DOUBLE_EQ(PercentileNearestRank(v, 0.50), 35);
+  EXPECT_DOUBLE_EQ(PercentileNearestRank(v, 1.00), 50);
+  std::vector<double> hundred;
+  for (int i = 1; i <= 100; ++i) hundred.push_back(i);
+  EXPECT_DOUBLE_EQ(PercentileNearestRank(hundred, 0.90), 90);  // ceil(0.9 * 100) = 90, no float slip
+  EXPECT_DOUBLE_EQ(PercentileNearestRank(hundred, 0.99), 99);
+  EXPECT_THROW(PercentileNearestRank(v, 0.0), std::invalid_argument);
+}
+
+TEST(Statistics, SummaryFlagsNoiseAtTenPercentIqr) {
+  // {95, 100, 105}: q1 97.5, q3 102.5, iqr 5, median 100 -> 0.05
+  Summary quiet = Summarize({95, 100, 105});
+  EXPECT_DOUBLE_EQ(quiet.median, 100);
+  EXPECT_DOUBLE_EQ(quiet.iqr_rel, 0.05);
+  EXPECT_FALSE(quiet.noisy);
+  // {90, 100, 110}: iqr 10 -> 0.10, which is noisy (>= 0.10).
+  Summary noisy = Summarize({90, 100, 110});
+  EXPECT_DOUBLE_EQ(noisy.iqr_rel, 0.10);
+  EXPECT_TRUE(noisy.noisy);
+  EXPECT_EQ(noisy.n, 3u);
+  EXPECT_DOUBLE_EQ(noisy.min, 90);
+  EXPECT_DOUBLE_EQ(noisy.max, 110);
+  EXPECT_EQ(Summarize({}).n, 0u);
+}
+
+}  // namespace
+}  // namespace perfbench::stats

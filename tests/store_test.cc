@@ -1,1 +1,193 @@
+#include "store/store.h"
+
 #include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+namespace perfbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("perfbench_store_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string Path(const std::string& name) { return (dir_ / name).string(); }
+  static std::string Slurp(const std::string& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  fs::path dir_;
+};
+
+RunRecord SomeRun(const std::string& label) {
+  RunRecord r;
+  r.label = label;
+  r.profile_key = "0123456789abcdef";
+  r.fingerprint = {{"cpu_model", "Test CPU"}, {"torch_version", "2.11.0"}};
+  r.settings = {{"repetitions", 5}};
+  r.command = "perfbench run --quick";
+  return r;
+}
+
+ResultRecord SomeResult(const std::string& metric, std::vector<double> samples) {
+  ResultRecord r;
+  r.suite = "amp";
+  r.workload = "mlp";
+  r.params = Params{{"precision", "bf16"}, {"size", "quick"}};
+  r.metric = metric;
+  r.unit = "samples/s";
+  r.higher_is_better = true;
+  r.samples = std::move(samples);
+  r.attributes = {{"batch_size", "128"}};
+  return r;
+}
+
+TEST_F(StoreTest, RoundTripsRunsResultsAndExactSamples) {
+  auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
+  const int64_t id = store->BeginRun(SomeRun("v1"));
+  const std::vector<double> samples{0.1, 1.0 / 3.0, 12345.678901234567, 1e-300};
+  store->AppendResults(id, {SomeResult("throughput", samples)});
+  store->FinishRun(id, "complete");
+
+  auto run = store->GetRun(id);
+  EXPECT_EQ(run.label, "v1");
+  EXPECT_EQ(run.status, "complete");
+  EXPECT_EQ(run.fingerprint["torch_version"], "2.11.0");
+  EXPECT_EQ(run.ok_results, 1);
+  auto results = store->GetResults(id);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].samples, samples);  // bit-exact
+  EXPECT_EQ(results[0].params.Encode(), "precision:bf16/size:quick");
+  EXPECT_TRUE(results[0].higher_is_better);
+  EXPECT_EQ(results[0].attributes.at("batch_size"), "128");
+}
+
+TEST_F(StoreTest, HasSchemaVersionApplicationIdAndWal) {
+  auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
+  EXPECT_EQ(store->SchemaVersion(), Store::kSchemaVersion);
+  store.reset();
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(Path("a.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), Store::kApplicationId);
+  sqlite3_finalize(st);
+  sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(StoreTest, AFailedWriteRollsBackTheWholeBatch) {
+  auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
+  const int64_t id = store->BeginRun(SomeRun(""));
+  // NaN is stored by SQLite as NULL, which samples.value refuses: the second
+  // result fails after the first was inserted in the same transaction.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(store->AppendResults(id, {SomeResult("a", {1, 2}), SomeResult("b", {1, nan})}), StoreError);
+  EXPECT_TRUE(store->GetResults(id).empty());
+  store->AppendResults(id, {SomeResult("c", {3})});
+  EXPECT_EQ(store->GetResults(id).size(), 1u);
+}
+
+TEST_F(StoreTest, RefusesAForeignFileAndLeavesItUntouched) {
+  const std::string text = Path("notes.txt");
+  std::ofstream(text) << "these are my notes, not a database\n";
+  const std::string before = Slurp(text);
+  EXPECT_THROW(Store::Open(text, Store::Mode::kCreate), StoreInputError);
+  EXPECT_EQ(Slurp(text), before);
+}
+
+TEST_F(StoreTest, RefusesSomeoneElsesSqliteDatabase) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(Path("other.db").c_str(), &db), SQLITE_OK);
+  sqlite3_exec(db, "CREATE TABLE people(name TEXT); INSERT INTO people VALUES ('ada');", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  const std::string before = Slurp(Path("other.db"));
+  try {
+    Store::Open(Path("other.db"), Store::Mode::kCreate);
+    FAIL() << "expected StoreInputError";
+  } catch (const StoreInputError& e) {
+    EXPECT_NE(std::string(e.what()).find("not a perfbench one"), std::string::npos);
+  }
+  EXPECT_EQ(Slurp(Path("other.db")), before);
+}
+
+TEST_F(StoreTest, RefusesANewerSchema) {
+  Store::Open(Path("a.db"), Store::Mode::kCreate).reset();
+  sqlite3* db = nullptr;
+  sqlite3_open(Path("a.db").c_str(), &db);
+  sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_THROW(Store::Open(Path("a.db"), Store::Mode::kExisting), StoreInputError);
+}
+
+TEST_F(StoreTest, ExistingModeDoesNotCreateAFile) {
+  EXPECT_THROW(Store::Open(Path("missing.db"), Store::Mode::kExisting), StoreInputError);
+  EXPECT_FALSE(fs::exists(Path("missing.db")));
+}
+
+TEST_F(StoreTest, AnEmptyFileIsMigratedFromVersionZero) {
+  std::ofstream(Path("empty.db")).close();
+  auto store = Store::Open(Path("empty.db"), Store::Mode::kExisting);
+  EXPECT_EQ(store->SchemaVersion(), Store::kSchemaVersion);
+}
+
+TEST_F(StoreTest, ResolvesIdsLabelsAndLatest) {
+  auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
+  const int64_t a = store->BeginRun(SomeRun("v1"));
+  const int64_t b = store->BeginRun(SomeRun("v1"));
+  const int64_t c = store->BeginRun(SomeRun("v2"));
+  EXPECT_EQ(store->ResolveRun(std::to_string(a)), a);
+  EXPECT_EQ(store->ResolveRun("v1"), b);  // a label names its newest run
+  EXPECT_EQ(store->ResolveRun("latest"), c);
+  EXPECT_EQ(store->RunsWithLabel("v1"), (std::vector<int64_t>{b, a}));
+  EXPECT_FALSE(store->ResolveRun("v3").has_value());
+  EXPECT_FALSE(store->ResolveRun("999").has_value());
+  EXPECT_EQ(store->ListRuns().front().id, c);  // newest first
+}
+
+TEST_F(StoreTest, ARunWhoseProcessDiedReadsAsAborted) {
+  auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
+  const pid_t child = fork();
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  RunRecord r = SomeRun("killed");
+  r.pid = child;
+  const int64_t id = store->BeginRun(r);
+  store->AppendResults(id, {SomeResult("throughput", {1, 2, 3})});
+  EXPECT_EQ(store->GetRun(id).status, "aborted");
+  EXPECT_EQ(store->GetResults(id).size(), 1u);  // what was committed stays readable
+  const int64_t live = store->BeginRun(SomeRun("alive"));
+  EXPECT_EQ(store->GetRun(live).status, "running");
+}
+
+TEST_F(StoreTest, LabelsAreBoundNotSpliced) {
+  auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
+  const std::string evil = "x'); DROP TABLE runs; --";
+  const int64_t id = store->BeginRun(SomeRun(evil));
+  EXPECT_EQ(store->GetRun(id).label, evil);
+  EXPECT_EQ(store->ResolveRun(evil), id);
+}
+
+}  // namespace
+}  // namespace perfbench

@@ -163,6 +163,12 @@ std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
       Fail(v, phase + ": metric '" + rec.undeclared_ + "' is not declared by " + info.FullName());
       return;
     }
+    for (const auto& [metric, value] : rec.values_) {
+      if (!std::isfinite(value)) {
+        Fail(v, phase + ": metric '" + metric + "' is " + std::to_string(value));
+        return;
+      }
+    }
     int64_t after = 0, step_peak = 0;
     const bool mem_ok = have_mem && backend_.Memory(dev, &after, &step_peak);
     const int64_t transient = mem_ok ? std::max<int64_t>(0, step_peak - current) : 0;

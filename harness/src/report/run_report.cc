@@ -83,12 +83,14 @@ nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultR
 
 namespace {
 
-const nlohmann::json& Field(const nlohmann::json& obj, const char* key, const std::string& where) {
+using Json = nlohmann::ordered_json;
+
+const Json& Field(const Json& obj, const char* key, const std::string& where) {
   if (!obj.is_object() || !obj.contains(key)) throw std::invalid_argument(where + ": missing \"" + key + "\"");
   return obj.at(key);
 }
 
-std::string Str(const nlohmann::json& obj, const char* key, const std::string& where, bool nullable = false) {
+std::string Str(const Json& obj, const char* key, const std::string& where, bool nullable = false) {
   const auto& v = Field(obj, key, where);
   if (nullable && v.is_null()) return "";
   if (!v.is_string()) throw std::invalid_argument(where + "." + key + ": expected a string");
@@ -97,7 +99,7 @@ std::string Str(const nlohmann::json& obj, const char* key, const std::string& w
 
 }  // namespace
 
-void RunFromJson(const nlohmann::json& doc, RunRecord* run, std::vector<ResultRecord>* results) {
+void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<ResultRecord>* results) {
   if (!doc.is_object()) throw std::invalid_argument("top level: expected a JSON object");
   const auto& version = Field(doc, "schema_version", "top level");
   if (!version.is_number_integer() || version.get<int>() != kRunJsonSchemaVersion)
@@ -112,10 +114,12 @@ void RunFromJson(const nlohmann::json& doc, RunRecord* run, std::vector<ResultRe
   out.hostname = r.value("hostname", "");
   out.command = r.value("command", "");
   out.profile_key = Str(r, "profile_key", "run");
-  out.fingerprint = Field(r, "fingerprint", "run");
-  out.settings = r.value("settings", nlohmann::json::object());
-  if (!out.fingerprint.is_object()) throw std::invalid_argument("run.fingerprint: expected an object");
-  if (!out.settings.is_object()) throw std::invalid_argument("run.settings: expected an object");
+  const Json& fingerprint = Field(r, "fingerprint", "run");
+  if (!fingerprint.is_object()) throw std::invalid_argument("run.fingerprint: expected an object");
+  out.fingerprint = nlohmann::json::parse(fingerprint.dump());
+  const Json settings = r.value("settings", Json::object());
+  if (!settings.is_object()) throw std::invalid_argument("run.settings: expected an object");
+  out.settings = nlohmann::json::parse(settings.dump());
   const auto& arr = Field(doc, "results", "top level");
   if (!arr.is_array()) throw std::invalid_argument("results: expected an array");
   std::vector<ResultRecord> rs;

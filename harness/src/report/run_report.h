@@ -21,9 +21,9 @@ inline constexpr int kRunJsonSchemaVersion = 1;
 std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome);
 
 nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultRecord>& results);
-// Parses and validates a run document; throws std::invalid_argument naming the
+// Parses and validates a run document (ordered, so params keep their order); throws std::invalid_argument naming the
 // first problem ("results[3].samples: expected an array of numbers").
-void RunFromJson(const nlohmann::json& doc, RunRecord* run, std::vector<ResultRecord>* results);
+void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<ResultRecord>* results);
 
 // workload | params | metric | median | spread | n | status.
 void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& out);
