@@ -66,7 +66,7 @@ TEST_F(Cli, HelpDocumentsCommandsAndExitCodes) {
   EXPECT_EQ(r.code, 0);
   for (const char* word : {"run", "list", "env", "runs", "show", "exit codes", "PERFBENCH_DB"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
-  for (const char* cmd : {"run", "list", "env", "runs", "show"}) {
+  for (const char* cmd : {"run", "list", "env", "runs", "show", "compare", "import"}) {
     auto h = Run(std::string(cmd) + " --help");
     EXPECT_EQ(h.code, 0) << cmd;
     EXPECT_NE(h.out.find("usage: perfbench " + std::string(cmd)), std::string::npos) << cmd;
@@ -202,6 +202,106 @@ TEST_F(Cli, ListNamesVariants) {
   auto r = Run("list --suite selftest");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("selftest/fake/mode:ok"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+class Compare : public Cli {
+ protected:
+  // Two identical selftest runs (ids 1 and 2) and the JSON of run 1.
+  nlohmann::ordered_json Prepare() {
+    EXPECT_EQ(Run("run --suite selftest --filter mode:ok --repetitions 8 --format none --label base").code, 0);
+    EXPECT_EQ(Run("run --suite selftest --filter mode:ok --repetitions 8 --format none --label same").code, 0);
+    return nlohmann::ordered_json::parse(Run("show base --format json").out);
+  }
+  void Import(const nlohmann::ordered_json& doc, const std::string& label) {
+    std::ofstream(dir_ / "doc.json") << doc.dump();
+    auto r = Run("import doc.json --label " + label);
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+};
+
+TEST_F(Compare, IdenticalRunsAreNoRegression) {
+  Prepare();
+  auto r = Run("compare base same --format json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_NE(doc["verdict"], "regression");
+  for (const auto& m : doc["metrics"]) {
+    for (const char* k : {"suite", "workload", "params", "metric", "unit", "higher_is_better", "baseline_median",
+                          "candidate_median", "ratio", "ci_low", "ci_high", "p_value", "q_value", "verdict", "reason"})
+      EXPECT_TRUE(m.contains(k)) << k;
+    EXPECT_NE(m["verdict"], "regression");
+  }
+}
+
+TEST_F(Compare, ASlowerCandidateIsARegressionWithExitOne) {
+  auto doc = Prepare();
+  for (auto& res : doc["results"]) {
+    const double f = res["metric"] == "throughput" ? 0.8 : res["metric"] == "step_time" ? 1.25 : 1.0;
+    for (auto& s : res["samples"]) s = s.get<double>() * f;
+  }
+  Import(doc, "slow");
+  auto r = Run("compare base slow --format json");
+  EXPECT_EQ(r.code, 1) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "regression");
+  bool throughput_regressed = false;
+  for (const auto& m : j["metrics"])
+    if (m["metric"] == "throughput") {
+      throughput_regressed = m["verdict"] == "regression";
+      EXPECT_NEAR(m["ratio"].get<double>(), 0.8, 1e-9);
+      EXPECT_LT(m["q_value"].get<double>(), 0.05);
+    }
+  EXPECT_TRUE(throughput_regressed);
+  auto junit = Run("compare base slow --format junit");
+  EXPECT_EQ(junit.code, 1);
+  EXPECT_NE(junit.out.find("<failure message=\"throughput -20.0%"), std::string::npos) << junit.out;
+  auto md = Run("compare base slow --format markdown --output report.md");
+  EXPECT_EQ(md.code, 1);
+  EXPECT_TRUE(Exists("report.md"));
+  // The same comparison the other way round is an improvement.
+  EXPECT_EQ(Run("compare slow base").code, 0);
+}
+
+TEST_F(Compare, AMissingBaselineIsAnInputErrorNeverAPass) {
+  Prepare();
+  auto r = Run("compare nightly-that-never-ran same");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.err), 1);
+  EXPECT_NE(r.err.find("no baseline run or label 'nightly-that-never-ran'"), std::string::npos) << r.err;
+}
+
+TEST_F(Compare, DifferentHardwareIsRefusedUnlessAskedFor) {
+  auto doc = Prepare();
+  doc["run"]["fingerprint"]["cpu_model"] = "Some Other CPU";
+  Import(doc, "other");
+  auto r = Run("compare base other");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("incomparable"), std::string::npos);
+  EXPECT_NE(r.err.find("cpu_model"), std::string::npos);
+  auto across = Run("compare base other --across-hardware --format json");
+  EXPECT_EQ(across.code, 0) << across.err;
+  EXPECT_EQ(nlohmann::json::parse(across.out)["verdict"], "report");
+}
+
+TEST_F(Compare, ImportRoundTripsAndRefusesMalformedFiles) {
+  auto doc = Prepare();
+  Import(doc, "base");  // same label as run 1: keeps the file's content otherwise
+  auto again = nlohmann::ordered_json::parse(Run("show 3 --format json").out);
+  again["run"]["id"] = doc["run"]["id"];
+  EXPECT_EQ(again.dump(), doc.dump());
+  std::ofstream(dir_ / "bad.json") << "{\"schema_version\": 1, \"run\": {}}";
+  auto r = Run("import bad.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.err), 1);
+  std::ofstream(dir_ / "notjson.json") << "this is not json";
+  EXPECT_EQ(Run("import notjson.json").code, 2);
+  auto runs = nlohmann::json::parse(Run("runs --format json").out);
+  EXPECT_EQ(runs["runs"].size(), 3u) << "nothing written by the failed imports";
 }
 
 }  // namespace

@@ -12,6 +12,8 @@ int ListCmd(const std::vector<std::string>& args);
 int EnvCmd(const std::vector<std::string>& args);
 int RunsCmd(const std::vector<std::string>& args);
 int ShowCmd(const std::vector<std::string>& args);
+int CompareCmd(const std::vector<std::string>& args);
+int ImportCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -20,6 +22,8 @@ const std::vector<Command>& Commands() {
       {"env", "print this machine's fingerprint", EnvCmd},
       {"runs", "list recorded runs, newest first", RunsCmd},
       {"show", "show one run's results (table or versioned JSON)", ShowCmd},
+      {"compare", "compare a candidate run with a baseline: a verdict per metric", CompareCmd},
+      {"import", "load a run from `show --format json` output", ImportCmd},
   };
   return commands;
 }

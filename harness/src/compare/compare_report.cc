@@ -1,0 +1,206 @@
+// The four renderings of a Comparison: table, markdown, JSON, JUnit XML.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "compare/compare.h"
+#include "report/format.h"
+
+namespace perfbench {
+namespace {
+
+int Rank(const std::string& v) {
+  static const std::vector<std::string> order = {"regression", "inconclusive", "missing", "new",
+                                                 "improvement", "compared", "unchanged"};
+  auto it = std::find(order.begin(), order.end(), v);
+  return static_cast<int>(it - order.begin());
+}
+
+// Worst first: by verdict, then by how far the change goes in the bad direction.
+std::vector<const MetricVerdict*> Sorted(const Comparison& c, bool only_changed) {
+  std::vector<const MetricVerdict*> out;
+  for (const auto& m : c.metrics)
+    if (!only_changed || m.verdict != "unchanged") out.push_back(&m);
+  auto badness = [](const MetricVerdict* m) {
+    const double change = m->absolute ? m->candidate_median - m->baseline_median : m->ratio - 1;
+    return m->higher_is_better ? -change : change;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const auto* x, const auto* y) {
+    if (Rank(x->verdict) != Rank(y->verdict)) return Rank(x->verdict) < Rank(y->verdict);
+    return badness(x) > badness(y);
+  });
+  return out;
+}
+
+std::string RunName(const RunData& d) {
+  std::string s = "run " + std::to_string(d.run.id);
+  if (d.run_ids.size() > 1) s = std::to_string(d.run_ids.size()) + " runs pooled, newest " + std::to_string(d.run.id);
+  if (!d.run.label.empty()) s += " (" + d.run.label + ")";
+  return s;
+}
+
+std::string Summary(const Comparison& c) {
+  std::ostringstream o;
+  o << "verdict: " << c.verdict << " - ";
+  bool first = true;
+  for (const char* v : {"regression", "improvement", "unchanged", "inconclusive", "missing", "new", "compared"}) {
+    if (int n = c.Count(v)) {
+      o << (first ? "" : ", ") << n << " " << v;
+      first = false;
+    }
+  }
+  return o.str();
+}
+
+std::string Median(const MetricVerdict& m, bool candidate) {
+  const size_t n = candidate ? m.n_candidate : m.n_baseline;
+  return n ? FormatValue(candidate ? m.candidate_median : m.baseline_median, m.unit) : "-";
+}
+
+std::string Xml(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&apos;"; break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20 && ch != '\n' && ch != '\t') o += ' ';
+        else o += ch;
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData& b, bool color, bool only_changed) {
+  std::ostringstream o;
+  o << "baseline  " << RunName(a) << "  " << a.run.started_at << "\n"
+    << "candidate " << RunName(b) << "  " << b.run.started_at << "\n";
+  if (!c.hardware.empty()) {
+    o << "different hardware (ratios only, no pass/fail):\n";
+    for (const auto& d : c.hardware) o << "  " << d.field << ": " << d.baseline << " -> " << d.candidate << "\n";
+  }
+  if (c.software.empty()) {
+    o << "same software and settings\n";
+  } else {
+    o << "differences:\n";
+    for (const auto& d : c.software) o << "  " << d.field << ": " << d.baseline << " -> " << d.candidate << "\n";
+  }
+  o << "\n";
+  TextTable t({"verdict", "workload", "params", "metric", "baseline", "candidate", "reason"});
+  for (const auto* m : Sorted(c, only_changed)) {
+    std::string v = m->verdict;
+    if (color) {
+      const char* code = v == "regression" ? "31" : v == "improvement" ? "32" : v == "inconclusive" ? "33" : nullptr;
+      if (code) v = std::string("\033[") + code + "m" + v + "\033[0m";
+    }
+    t.AddRow({v, m->suite + "/" + m->workload, m->params.Encode(), m->metric, Median(*m, false), Median(*m, true),
+              m->reason});
+  }
+  t.Print(o);
+  o << "\n" << Summary(c) << "\n";
+  return o.str();
+}
+
+std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunData& b, bool only_changed) {
+  std::ostringstream o;
+  o << "### perfbench: " << c.verdict << "\n\n"
+    << "Baseline " << RunName(a) << ", candidate " << RunName(b) << ". " << Summary(c) << ".\n\n";
+  if (!c.software.empty() || !c.hardware.empty()) {
+    o << "| differs | baseline | candidate |\n|---|---|---|\n";
+    for (const auto* list : {&c.hardware, &c.software})
+      for (const auto& d : *list) o << "| " << d.field << " | " << d.baseline << " | " << d.candidate << " |\n";
+    o << "\n";
+  }
+  o << "| verdict | workload | params | metric | baseline | candidate | reason |\n|---|---|---|---|---|---|---|\n";
+  for (const auto* m : Sorted(c, only_changed)) {
+    const std::string icon = m->verdict == "regression" ? "🔴 " : m->verdict == "improvement" ? "🟢 "
+                             : m->verdict == "inconclusive" ? "🟡 " : "";
+    o << "| " << icon << m->verdict << " | " << m->suite << "/" << m->workload << " | " << m->params.Encode()
+      << " | " << m->metric << " | " << Median(*m, false) << " | " << Median(*m, true) << " | " << m->reason
+      << " |\n";
+  }
+  return o.str();
+}
+
+nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, const RunData& b, bool only_changed) {
+  auto run = [](const RunData& d) {
+    nlohmann::ordered_json j;
+    j["id"] = d.run.id;
+    j["run_ids"] = d.run_ids;
+    j["label"] = d.run.label.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(d.run.label);
+    j["started_at"] = d.run.started_at;
+    j["profile_key"] = d.run.profile_key;
+    j["fingerprint"] = d.run.fingerprint;
+    j["settings"] = d.run.settings;
+    return j;
+  };
+  auto num = [](double v, bool present) { return present && std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = 1;
+  doc["baseline"] = run(a);
+  doc["candidate"] = run(b);
+  doc["verdict"] = c.verdict;
+  nlohmann::ordered_json diffs = nlohmann::ordered_json::array();
+  for (const auto* list : {&c.hardware, &c.software})
+    for (const auto& d : *list) diffs.push_back({{"field", d.field}, {"baseline", d.baseline}, {"candidate", d.candidate}});
+  doc["differences"] = diffs;
+  nlohmann::ordered_json ms = nlohmann::ordered_json::array();
+  for (const auto* m : Sorted(c, only_changed)) {
+    nlohmann::ordered_json j;
+    j["suite"] = m->suite;
+    j["workload"] = m->workload;
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : m->params.items()) params[k] = v;
+    j["params"] = params;
+    j["metric"] = m->metric;
+    j["unit"] = m->unit;
+    j["higher_is_better"] = m->higher_is_better;
+    j["baseline_median"] = num(m->baseline_median, m->n_baseline > 0);
+    j["candidate_median"] = num(m->candidate_median, m->n_candidate > 0);
+    j["n_baseline"] = m->n_baseline;
+    j["n_candidate"] = m->n_candidate;
+    j["ratio"] = num(m->ratio, m->tested);
+    j["interval_kind"] = m->absolute ? "difference" : "ratio";
+    j["ci_low"] = num(m->ci_low, m->tested);
+    j["ci_high"] = num(m->ci_high, m->tested);
+    j["p_value"] = num(m->p_value, m->tested);
+    j["q_value"] = num(m->q_value, m->tested);
+    j["threshold"] = m->threshold;
+    j["threshold_kind"] = m->absolute ? "absolute" : "relative";
+    j["verdict"] = m->verdict;
+    j["reason"] = m->reason;
+    ms.push_back(std::move(j));
+  }
+  doc["metrics"] = ms;
+  return doc;
+}
+
+std::string ComparisonJunit(const Comparison& c, const RunData& a, const RunData& b) {
+  std::ostringstream o;
+  o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  o << "<testsuites name=\"perfbench compare\" tests=\"" << c.metrics.size() << "\" failures=\""
+    << c.Count("regression") << "\">\n";
+  o << "  <testsuite name=\"" << Xml("perfbench " + RunName(a) + " vs " + RunName(b)) << "\" tests=\""
+    << c.metrics.size() << "\" failures=\"" << c.Count("regression") << "\" errors=\"0\" skipped=\""
+    << c.Count("inconclusive") + c.Count("missing") << "\">\n";
+  for (const auto& m : c.metrics) {
+    o << "    <testcase classname=\"" << Xml(m.suite + "." + m.workload + "." + m.params.Encode()) << "\" name=\""
+      << Xml(m.metric) << "\">";
+    if (m.verdict == "regression")
+      o << "<failure message=\"" << Xml(m.reason) << "\" type=\"regression\"/>";
+    else if (m.verdict == "inconclusive" || m.verdict == "missing")
+      o << "<skipped message=\"" << Xml(m.verdict + ": " + m.reason) << "\"/>";
+    else
+      o << "<system-out>" << Xml(m.verdict + ": " + m.reason) << "</system-out>";
+    o << "</testcase>\n";
+  }
+  o << "  </testsuite>\n</testsuites>\n";
+  return o.str();
+}
+
+}  // namespace perfbench
