@@ -140,7 +140,8 @@ std::string ChangeText(const MetricVerdict& m) {
 }
 
 std::string LimitText(const MetricVerdict& m) {
-  return m.absolute ? "±" + Fixed("%g", m.threshold) + " " + m.unit : "±" + Fixed("%g", m.threshold * 100) + "%";
+  if (!m.absolute) return "±" + Fixed("%g", m.threshold * 100) + "%";
+  return "±" + Fixed("%g", m.threshold) + (m.unit == "1" || m.unit.empty() ? "" : " " + m.unit);
 }
 
 void Judge(MetricVerdict& m, double alpha) {
