@@ -28,13 +28,7 @@ int ListCmd(const std::vector<std::string>& args) {
   DeviceBackend& backend = GetDeviceBackend();
   const std::string dev = device == "auto" ? (backend.CudaAvailable() ? "cuda" : "cpu") : device;
   Selection sel;
-  if (vm.count("suite")) {
-    for (const auto& v : vm["suite"].as<std::vector<std::string>>()) {
-      std::stringstream ss(v);
-      for (std::string s; std::getline(ss, s, ',');)
-        if (!s.empty()) sel.suites.push_back(s);
-    }
-  }
+  if (vm.count("suite")) sel.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
   sel.quick = vm["quick"].as<bool>();
   std::vector<VariantRef> variants;
   try {

@@ -20,16 +20,6 @@ namespace {
 constexpr int kWarmup = 3, kRepetitions = 15;
 constexpr int kQuickWarmup = 2, kQuickRepetitions = 7;
 
-std::vector<std::string> SplitCommas(const std::vector<std::string>& values) {
-  std::vector<std::string> out;
-  for (const auto& v : values) {
-    std::stringstream ss(v);
-    for (std::string item; std::getline(ss, item, ',');)
-      if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
 class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled) {}

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <sstream>
 
 namespace perfbench::cli {
 
@@ -57,6 +58,16 @@ std::string CheckChoice(const std::string& flag, const std::string& value,
   std::string list;
   for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
   throw UsageError(flag + " '" + value + "' is not one of " + list);
+}
+
+std::vector<std::string> SplitCommas(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& v : values) {
+    std::stringstream ss(v);
+    for (std::string item; std::getline(ss, item, ',');)
+      if (!item.empty()) out.push_back(item);
+  }
+  return out;
 }
 
 bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }

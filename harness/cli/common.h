@@ -44,6 +44,9 @@ int64_t ResolveRunOrThrow(Store& store, const std::string& ref);
 // Checks a --format value against `allowed`; throws UsageError.
 std::string CheckChoice(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed);
 
+// "a,b" "c" -> {"a", "b", "c"}: values of a repeatable comma-list flag.
+std::vector<std::string> SplitCommas(const std::vector<std::string>& values);
+
 bool StderrIsTerminal();
 bool StdoutIsTerminal();
 
