@@ -77,6 +77,9 @@ TEST(RunReport, MalformedDocumentsNameTheirProblem) {
   auto d4 = doc;
   d4["results"][0]["status"] = "great";
   expect_error(d4, "results[0].status");
+  auto d5 = doc;
+  d5["run"]["status"] = "bogus";
+  expect_error(d5, "run.status");
   expect_error(nlohmann::ordered_json::array(), "top level");
 }
 

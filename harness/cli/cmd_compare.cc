@@ -153,8 +153,8 @@ int ImportCmd(const std::vector<std::string>& args) {
     throw UsageError("'" + path + "': " + e.what());
   }
   if (vm.count("label")) run.label = vm["label"].as<std::string>();
-  if (run.status == "running") run.status = "imported";
-  if (run.status == "aborted") run.status = "imported";
+  // Only a finished run keeps its status; one cut short elsewhere is just imported.
+  if (run.status != "complete") run.status = "imported";
   auto store = OpenStore(vm, Store::Mode::kCreate);
   const int64_t id = store->InsertRun(run, results);
   std::cout << "imported run " << id << " (" << results.size() << " results) into " << store->path() << "\n";

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -223,11 +224,12 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
   }
 
   const auto base = Index(a), cand = Index(b);
+  // Baseline order, then what only the candidate has; a set keeps this linear.
   std::vector<std::string> keys;
-  for (const auto& r : a.results)
-    if (std::find(keys.begin(), keys.end(), Key(r)) == keys.end()) keys.push_back(Key(r));
-  for (const auto& r : b.results)
-    if (!base.count(Key(r)) && std::find(keys.begin(), keys.end(), Key(r)) == keys.end()) keys.push_back(Key(r));
+  std::set<std::string> seen;
+  for (const auto* d : {&a, &b})
+    for (const auto& r : d->results)
+      if (std::string k = Key(r); seen.insert(k).second) keys.push_back(std::move(k));
 
   std::vector<size_t> tested;
   for (const auto& k : keys) {

@@ -111,6 +111,8 @@ void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<
   out.started_at = Str(r, "started_at", "run");
   out.finished_at = Str(r, "finished_at", "run", true);
   out.status = Str(r, "status", "run");
+  if (out.status != "running" && out.status != "complete" && out.status != "aborted" && out.status != "imported")
+    throw std::invalid_argument("run.status: expected running, complete, aborted or imported");
   out.hostname = r.value("hostname", "");
   out.command = r.value("command", "");
   out.profile_key = Str(r, "profile_key", "run");
