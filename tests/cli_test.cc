@@ -66,7 +66,7 @@ TEST_F(Cli, HelpDocumentsCommandsAndExitCodes) {
   EXPECT_EQ(r.code, 0);
   for (const char* word : {"run", "list", "env", "runs", "show", "exit codes", "PERFBENCH_DB"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
-  for (const char* cmd : {"run", "list", "env", "runs", "show", "compare", "import"}) {
+  for (const char* cmd : {"run", "list", "env", "runs", "show", "compare", "import", "baseline", "gate"}) {
     auto h = Run(std::string(cmd) + " --help");
     EXPECT_EQ(h.code, 0) << cmd;
     EXPECT_NE(h.out.find("usage: perfbench " + std::string(cmd)), std::string::npos) << cmd;
@@ -272,7 +272,7 @@ TEST_F(Compare, AMissingBaselineIsAnInputErrorNeverAPass) {
   auto r = Run("compare nightly-that-never-ran same");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(Lines(r.err), 1);
-  EXPECT_NE(r.err.find("no baseline run or label 'nightly-that-never-ran'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no baseline 'nightly-that-never-ran'"), std::string::npos) << r.err;
 }
 
 TEST_F(Compare, DifferentHardwareIsRefusedUnlessAskedFor) {
@@ -302,6 +302,155 @@ TEST_F(Compare, ImportRoundTripsAndRefusesMalformedFiles) {
   EXPECT_EQ(Run("import notjson.json").code, 2);
   auto runs = nlohmann::json::parse(Run("runs --format json").out);
   EXPECT_EQ(runs["runs"].size(), 3u) << "nothing written by the failed imports";
+}
+
+}  // namespace
+
+namespace {
+
+class Baselines : public Compare {
+ protected:
+  static nlohmann::ordered_json Read(const fs::path& p) {
+    std::ifstream in(p);
+    return nlohmann::ordered_json::parse(in);
+  }
+  // An informational checksum: the selftest's step counter is not a measurement.
+  void WritePolicy() {
+    std::ofstream(dir_ / "policy.json")
+        << R"({"schema_version": 1, "overrides": [{"match": "selftest/*/checksum", "relative": 0.05, "informational": true}]})";
+  }
+};
+
+TEST_F(Baselines, SetListShowExportImportRoundTripsByteForByte) {
+  Prepare();
+  auto set = Run("baseline set main base");
+  ASSERT_EQ(set.code, 0) << set.err;
+  EXPECT_NE(set.out.find("baseline main -> run 1"), std::string::npos);
+  EXPECT_NE(Run("baseline list").out.find("main"), std::string::npos);
+  auto show = Run("baseline show main --format json");
+  ASSERT_EQ(show.code, 0);
+  auto doc = nlohmann::json::parse(show.out);
+  EXPECT_EQ(doc["kind"], "perfbench-baseline");
+  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_TRUE(doc["run"].contains("fingerprint"));
+  EXPECT_FALSE(doc["results"][0]["samples"].empty());
+
+  ASSERT_EQ(Run("baseline export main main.json").code, 0);
+  auto imp = Run("baseline import main.json --db other.db");
+  ASSERT_EQ(imp.code, 0) << imp.err;
+  ASSERT_EQ(Run("baseline export main again.json --db other.db").code, 0);
+  std::ifstream a(dir_ / "main.json"), b(dir_ / "again.json");
+  std::stringstream sa, sb;
+  sa << a.rdbuf();
+  sb << b.rdbuf();
+  EXPECT_EQ(sa.str(), sb.str());
+
+  // compare takes baseline names and baseline files.
+  EXPECT_EQ(Run("compare main same").code, 0);
+  auto from_file = Run("compare main.json same --format json");
+  EXPECT_EQ(from_file.code, 0) << from_file.err;
+  EXPECT_EQ(nlohmann::json::parse(from_file.out)["baseline"]["source"], "baseline main from main.json");
+  // Moving and deleting the name leaves the runs alone.
+  EXPECT_NE(Run("baseline set main same").out.find("(was run 1)"), std::string::npos);
+  EXPECT_EQ(Run("baseline delete main").code, 0);
+  EXPECT_EQ(Run("show 1").code, 0);
+}
+
+TEST_F(Baselines, BadNamesRunsAndFilesExitTwoAndWriteNothing) {
+  Prepare();
+  for (const char* cmd : {"baseline set 123 base", "baseline set latest base", "baseline set x.json base",
+                          "baseline set main 99", "baseline show nope", "baseline export nope out.json",
+                          "baseline delete nope", "baseline frob", "baseline set main", "baseline list extra"}) {
+    auto r = Run(cmd);
+    EXPECT_EQ(r.code, 2) << cmd;
+    EXPECT_EQ(Lines(r.err), 1) << cmd << ": " << r.err;
+  }
+  EXPECT_FALSE(Exists("out.json"));
+  std::ofstream(dir_ / "run.json") << Run("show base --format json").out;
+  auto r = Run("baseline import run.json");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("not a baseline export"), std::string::npos) << r.err;
+  std::ofstream(dir_ / "broken.json") << R"({"schema_version": 1, "kind": "perfbench-baseline", "baseline": {"name": "x"}})";
+  EXPECT_EQ(Run("baseline import broken.json").code, 2);
+  EXPECT_TRUE(Run("baseline list").out.find("x ") == std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(Run("runs --format json").out)["runs"].size(), 2u);
+}
+
+TEST_F(Baselines, GatePassesTheSameBuildAndStoresTheCandidate) {
+  Prepare();
+  WritePolicy();
+  ASSERT_EQ(Run("baseline set main base").code, 0);
+  auto r = Run("gate --baseline main --policy policy.json --junit gate.xml --json gate.json --format none");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  auto j = Read(dir_ / "gate.json");
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["candidate"]["label"], "gate");
+  EXPECT_TRUE(Exists("gate.xml"));
+  // The baseline's settings were used: 8 repetitions, not run's default.
+  auto cand = nlohmann::json::parse(Run("show gate --format json").out);
+  EXPECT_EQ(cand["run"]["settings"]["repetitions"], 8);
+  EXPECT_EQ(cand["results"][0]["samples"].size(), 8u);
+}
+
+TEST_F(Baselines, GateAddsRepetitionsForInconclusiveWorkloadsThenExitsThree) {
+  Prepare();
+  ASSERT_EQ(Run("baseline export main b.json").code, 2);  // no such baseline yet
+  ASSERT_EQ(Run("baseline set main base").code, 0);
+  // Without the policy the checksum (1..8 each run) stays inconclusive.
+  auto r = Run("gate --baseline main --max-repetitions 20 --format json");
+  EXPECT_EQ(r.code, 3) << r.err;
+  EXPECT_NE(r.err.find("round 2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("round 3"), std::string::npos) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["verdict"], "inconclusive");
+  for (const auto& m : j["metrics"]) EXPECT_EQ(m["n_candidate"], 20) << m["metric"];  // 8 + 8 + 4
+  auto cand = nlohmann::json::parse(Run("show gate --format json").out);
+  for (const auto& res : cand["results"]) EXPECT_EQ(res["samples"].size(), 20u);  // grown in place
+  EXPECT_EQ(Run("gate --baseline main --max-repetitions 20 --allow-inconclusive --format none").code, 0);
+  EXPECT_EQ(Run("gate --baseline main --max-repetitions 3").code, 2);  // fewer than the first round
+}
+
+TEST_F(Baselines, GateFindsARegressionAndRefusesBadBaselines) {
+  Prepare();
+  WritePolicy();
+  ASSERT_EQ(Run("baseline set main base").code, 0);
+  ASSERT_EQ(Run("baseline export main fast.json").code, 0);
+  auto doc = Read(dir_ / "fast.json");
+  for (auto& res : doc["results"]) {  // a baseline twice as fast as this build
+    const double f = res["metric"] == "throughput" ? 2.0 : res["metric"] == "step_time" ? 0.5 : 1.0;
+    for (auto& s : res["samples"]) s = s.get<double>() * f;
+  }
+  std::ofstream(dir_ / "fast.json") << doc.dump(2);
+  auto r = Run("gate --baseline fast.json --policy policy.json --markdown summary.md --format none");
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_TRUE(Exists("summary.md"));
+
+  auto missing = Run("gate --baseline nightly");
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(Lines(missing.err), 1) << missing.err;
+  EXPECT_EQ(Run("gate").code, 2);
+  doc["run"]["fingerprint"]["cpu_model"] = "Some Other CPU";
+  std::ofstream(dir_ / "other.json") << doc.dump(2);
+  auto other = Run("gate --baseline other.json");
+  EXPECT_EQ(other.code, 2);
+  EXPECT_NE(other.err.find("cpu_model"), std::string::npos) << other.err;
+  const auto runs = nlohmann::json::parse(Run("runs --format json").out)["runs"].size();
+  EXPECT_EQ(runs, 3u) << "the refused gates ran nothing";
+}
+
+TEST_F(Compare, GoogleBenchmarkJsonImportsAsARun) {
+  const std::string fixture = std::string(PERFBENCH_FIXTURES) + "/gbench_stats_bench.json";
+  auto r = Run("import '" + fixture + "' --label gb --suite stats");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("google-benchmark"), std::string::npos);
+  auto doc = nlohmann::json::parse(Run("show gb --format json").out);
+  ASSERT_EQ(doc["results"].size(), 9u);
+  EXPECT_EQ(doc["results"][0]["suite"], "stats");
+  EXPECT_EQ(doc["results"][0]["samples"].size(), 3u);
+  // Same file twice: compares as no regression (too few samples to decide).
+  ASSERT_EQ(Run("import '" + fixture + "' --label gb2 --suite stats").code, 0);
+  EXPECT_EQ(Run("compare gb gb2").code, 0);
+  EXPECT_EQ(Run("compare gb gb2 --strict").code, 3);
 }
 
 }  // namespace

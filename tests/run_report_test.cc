@@ -93,3 +93,75 @@ TEST(Format, UnitAwareValues) {
 
 }  // namespace
 }  // namespace perfbench
+
+// Google Benchmark import, against real output (tests/fixtures/README.md).
+#include <fstream>
+
+#include "report/gbench_import.h"
+
+namespace perfbench {
+namespace {
+
+nlohmann::ordered_json GbenchFixture() {
+  std::ifstream in(std::string(PERFBENCH_FIXTURES) + "/gbench_stats_bench.json");
+  return nlohmann::ordered_json::parse(in);
+}
+
+TEST(GbenchImport, EachBenchmarkIsAWorkloadAndRepetitionsAreSamples) {
+  const auto doc = GbenchFixture();
+  ASSERT_TRUE(IsGoogleBenchmarkJson(doc));
+  RunRecord run;
+  std::vector<ResultRecord> results;
+  RunFromGoogleBenchmarkJson(doc, "gbench", &run, &results);
+  // 3 benchmarks x (real_time, cpu_time, items_per_second); aggregates not read.
+  ASSERT_EQ(results.size(), 9u);
+  EXPECT_EQ(results[0].workload, "BM_MannWhitneyU/8");
+  EXPECT_EQ(results[0].metric, "real_time");
+  EXPECT_EQ(results[0].unit, "s");
+  EXPECT_FALSE(results[0].higher_is_better);
+  ASSERT_EQ(results[0].samples.size(), 3u);
+  const auto& first = doc["benchmarks"][0];
+  EXPECT_DOUBLE_EQ(results[0].samples[0], first["real_time"].get<double>() * 1e-9);
+  EXPECT_EQ(results[2].metric, "items_per_second");
+  EXPECT_TRUE(results[2].higher_is_better);
+  EXPECT_DOUBLE_EQ(results[2].samples[0], first["items_per_second"].get<double>());
+  EXPECT_EQ(results[6].workload, "BM_Compare/200");
+  EXPECT_NEAR(results[6].samples[0], doc["benchmarks"][14]["real_time"].get<double>() * 1e-3, 1e-15);  // ms
+  EXPECT_EQ(run.fingerprint["cpu_threads"], 2);
+  EXPECT_EQ(run.status, "imported");
+  EXPECT_EQ(run.started_at, "2026-12-02T19:45:50Z");
+}
+
+TEST(GbenchImport, ErrorsFailTheBenchmarkAndAggregatesOnlyIsRefused) {
+  auto doc = GbenchFixture();
+  doc["benchmarks"][0]["error_occurred"] = true;
+  doc["benchmarks"][0]["error_message"] = "out of memory";
+  RunRecord run;
+  std::vector<ResultRecord> results;
+  RunFromGoogleBenchmarkJson(doc, "gbench", &run, &results);
+  EXPECT_EQ(results[0].status, "failed");
+  EXPECT_EQ(results[0].reason, "out of memory");
+  EXPECT_EQ(results[0].samples.size(), 2u);  // the other repetitions still count
+
+  auto aggregates = GbenchFixture();
+  nlohmann::ordered_json only = nlohmann::ordered_json::array();
+  for (const auto& b : aggregates["benchmarks"])
+    if (b["run_type"] == "aggregate") only.push_back(b);
+  aggregates["benchmarks"] = only;
+  EXPECT_THROW(RunFromGoogleBenchmarkJson(aggregates, "gbench", &run, &results), std::invalid_argument);
+
+  auto bad = GbenchFixture();
+  bad["benchmarks"][1]["real_time"] = "fast";
+  try {
+    RunFromGoogleBenchmarkJson(bad, "gbench", &run, &results);
+    FAIL();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "benchmarks[1].real_time: expected a number");
+  }
+  bad = GbenchFixture();
+  bad["benchmarks"][1]["time_unit"] = "fortnights";
+  EXPECT_THROW(RunFromGoogleBenchmarkJson(bad, "gbench", &run, &results), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace perfbench

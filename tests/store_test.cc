@@ -1,4 +1,5 @@
 #include "store/store.h"
+#include "store/schema.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -43,6 +44,7 @@ RunRecord SomeRun(const std::string& label) {
   r.fingerprint = {{"cpu_model", "Test CPU"}, {"torch_version", "2.11.0"}};
   r.settings = {{"repetitions", 5}};
   r.command = "perfbench run --quick";
+  r.status = "complete";
   return r;
 }
 
@@ -187,6 +189,52 @@ TEST_F(StoreTest, LabelsAreBoundNotSpliced) {
   const int64_t id = store->BeginRun(SomeRun(evil));
   EXPECT_EQ(store->GetRun(id).label, evil);
   EXPECT_EQ(store->ResolveRun(evil), id);
+}
+
+TEST_F(StoreTest, AVersionOneDatabaseIsMigratedKeepingItsRuns) {
+  // A v1 file exactly as the first release wrote it: migration step 0 only.
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(Path("v1.db").c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, schema::Migrations().at(0), nullptr, nullptr, nullptr), SQLITE_OK);
+    sqlite3_exec(db,
+                 "INSERT INTO runs (label, started_at, status, profile_key, fingerprint, settings)"
+                 " VALUES ('old', '2026-11-01T00:00:00Z', 'complete', 'k', '{}', '{}');"
+                 "PRAGMA application_id = 1346781745; PRAGMA user_version = 1; COMMIT;",
+                 nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  auto store = Store::Open(Path("v1.db"), Store::Mode::kExisting);
+  EXPECT_EQ(store->SchemaVersion(), 2);
+  ASSERT_EQ(store->ListRuns().size(), 1u);
+  EXPECT_EQ(store->ListRuns().front().label, "old");
+  EXPECT_TRUE(store->ListBaselines().empty());
+  EXPECT_EQ(store->SetBaseline("nightly", store->ListRuns().front().id), 0);
+}
+
+TEST_F(StoreTest, BaselinesPointAtRunsAndCanBeMoved) {
+  auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
+  const int64_t a = store->InsertRun(SomeRun("v1"), {SomeResult("throughput", {1, 2, 3})});
+  const int64_t b = store->InsertRun(SomeRun("v2"), {SomeResult("throughput", {4, 5, 6})});
+  EXPECT_EQ(store->SetBaseline("main", a), 0);
+  EXPECT_EQ(store->SetBaseline("main", b), a);  // moved: returns the old run
+  EXPECT_EQ(store->SetBaseline("release", a), 0);
+  const auto list = store->ListBaselines();
+  ASSERT_EQ(list.size(), 2u);
+  EXPECT_EQ(list[0].name, "main");
+  EXPECT_EQ(list[0].run_id, b);
+  EXPECT_EQ(store->GetBaseline("release")->run_id, a);
+  EXPECT_FALSE(store->GetBaseline("nope").has_value());
+  EXPECT_THROW(store->SetBaseline("bad", 999), StoreInputError);
+  EXPECT_FALSE(store->GetBaseline("bad").has_value());
+  EXPECT_TRUE(store->DeleteBaseline("release"));
+  EXPECT_FALSE(store->DeleteBaseline("release"));
+  EXPECT_EQ(store->GetRun(a).label, "v1");  // the run stays
+  const int64_t c = store->InsertBaselineRun("imported", "2026-12-01T00:00:00Z", SomeRun("x"),
+                                             {SomeResult("throughput", {7, 8})});
+  EXPECT_EQ(store->GetBaseline("imported")->run_id, c);
+  EXPECT_EQ(store->GetBaseline("imported")->created_at, "2026-12-01T00:00:00Z");
 }
 
 }  // namespace

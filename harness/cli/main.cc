@@ -14,6 +14,8 @@ int RunsCmd(const std::vector<std::string>& args);
 int ShowCmd(const std::vector<std::string>& args);
 int CompareCmd(const std::vector<std::string>& args);
 int ImportCmd(const std::vector<std::string>& args);
+int BaselineCmd(const std::vector<std::string>& args);
+int GateCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -23,7 +25,9 @@ const std::vector<Command>& Commands() {
       {"runs", "list recorded runs, newest first", RunsCmd},
       {"show", "show one run's results (table or versioned JSON)", ShowCmd},
       {"compare", "compare a candidate run with a baseline: a verdict per metric", CompareCmd},
-      {"import", "load a run from `show --format json` output", ImportCmd},
+      {"gate", "CI gate: rerun a baseline's workloads, compare, exit by verdict", GateCmd},
+      {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},
+      {"import", "load a run from show JSON, a baseline file or Google Benchmark JSON", ImportCmd},
   };
   return commands;
 }
@@ -46,7 +50,8 @@ void PrintHelp(std::ostream& out) {
          "  3  compare/gate: inconclusive where a decision was required\n"
          "  4  run-time failure: a workload failed (the others were recorded), or the store failed\n"
          "\nenvironment:\n"
-         "  PERFBENCH_DB  database file when --db is not given (default ./perfbench.db)\n";
+         "  PERFBENCH_DB      database file when --db is not given (default ./perfbench.db)\n"
+         "  PERFBENCH_POLICY  verdict policy file when --policy is not given\n";
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ Policy Policy::Default() {
   Policy p;
   p.defaults = {{"throughput*", {false, 0.05}}, {"step_time*", {false, 0.05}}, {"latency*", {false, 0.05}},
                 {"peak_memory", {false, 0.02}}, {"peak_rss", {false, 0.02}},   {"model_bytes", {false, 0.02}},
-                {"loss_delta", {true, 0.02}},   {"loss", {true, 0.05}},        {"accuracy*", {true, 0.01}},
+                {"loss_delta", {true, 0.02}},   {"loss", {true, 0.05, true}},        {"accuracy*", {true, 0.01}},
                 {"*", {false, 0.05}}};
   return p;
 }
@@ -30,11 +30,16 @@ namespace {
 
 Threshold ParseThreshold(const nlohmann::ordered_json& j, const std::string& where) {
   if (!j.is_object()) throw std::invalid_argument(where + ": expected {\"relative\": x} or {\"absolute\": x}");
+  bool informational = false;
+  if (j.contains("informational")) {
+    if (!j["informational"].is_boolean()) throw std::invalid_argument(where + ".informational: expected true or false");
+    informational = j["informational"].get<bool>();
+  }
   const bool rel = j.contains("relative"), abs = j.contains("absolute");
   if (rel == abs) throw std::invalid_argument(where + ": give exactly one of \"relative\" or \"absolute\"");
   const auto& v = j.at(rel ? "relative" : "absolute");
   if (!v.is_number() || v.get<double>() < 0) throw std::invalid_argument(where + ": threshold must be a number >= 0");
-  return {abs, v.get<double>()};
+  return {abs, v.get<double>(), informational};
 }
 
 }  // namespace
@@ -246,18 +251,26 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
     const Threshold th = policy.For(r);
     m.absolute = th.absolute;
     m.threshold = th.value;
+    m.informational = th.informational;
     m.n_baseline = ra ? ra->samples.size() : 0;
     m.n_candidate = rb ? rb->samples.size() : 0;
     if (m.n_baseline) m.baseline_median = stats::Median(ra->samples);
     if (m.n_candidate) m.candidate_median = stats::Median(rb->samples);
-    if (!rb || (m.n_candidate == 0 && rb->status == "skipped")) {
+    const bool baseline_empty = !ra || m.n_baseline == 0;
+    if (rb && m.n_candidate == 0 && rb->status == "skipped" && ra && baseline_empty && ra->status == "skipped") {
+      m.verdict = "skipped";  // skipped on both sides (e.g. needs a GPU): nothing to decide
+      m.reason = "skipped in both: " + rb->reason;
+    } else if (!rb || (m.n_candidate == 0 && rb->status == "skipped")) {
       m.verdict = "missing";
       m.reason = rb ? "skipped in the candidate: " + rb->reason : "not in the candidate";
     } else if (rb->status == "failed" && m.n_baseline > 0) {
       // A workload that used to work and now fails is the worst regression.
       m.verdict = "regression";
       m.reason = "failed in the candidate: " + rb->reason;
-    } else if (!ra || m.n_baseline == 0) {
+    } else if (rb->status == "failed" && m.n_candidate == 0) {
+      m.verdict = "missing";  // no data on either side: cannot pass
+      m.reason = "failed in the candidate: " + rb->reason + (ra ? "; no baseline samples either (" + ra->status + ")" : "");
+    } else if (baseline_empty) {
       m.verdict = "new";
       m.reason = ra ? "no baseline samples (" + ra->status + (ra->reason.empty() ? "" : ": " + ra->reason) + ")"
                     : "not in the baseline";
@@ -289,7 +302,13 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
           m.ci_high = 1 + s.high / scale;
         }
       }
-      tested.push_back(c.metrics.size());
+      if (m.informational) {
+        m.q_value = m.p_value;
+        m.verdict = "info";
+        m.reason = m.metric + " " + ChangeText(m) + " (informational: not judged)";
+      } else {
+        tested.push_back(c.metrics.size());
+      }
     }
     c.metrics.push_back(std::move(m));
   }

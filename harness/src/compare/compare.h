@@ -14,7 +14,11 @@
 //   improvement   q < alpha AND the change is better than the threshold
 //   unchanged     the whole interval lies within +-threshold (equivalence)
 //   inconclusive  none of these (too few samples, too much noise)
-//   missing / new the metric exists on one side only
+//   missing / new the metric has samples on one side only (a candidate
+//                 failure with baseline samples is a regression; a failure
+//                 on both sides is missing: it cannot pass)
+//   skipped       skipped on both sides (e.g. needs a GPU): not judged
+//   info          informational metric (policy): reported, never judged
 #pragma once
 
 #include <string>
@@ -29,6 +33,10 @@ namespace perfbench {
 struct Threshold {
   bool absolute = false;  // false: relative (0.05 = 5%); true: in the metric's unit
   double value = 0.05;
+  // Reported with its change and interval but never judged, and left out of
+  // the q-values: e.g. `loss`, a per-step trajectory that is not a
+  // distribution of repeated measurements (loss parity is `loss_delta`).
+  bool informational = false;
 };
 
 struct Policy {
@@ -50,7 +58,8 @@ struct Policy {
 // A run's data to compare: one run, or several runs pooled (a label naming
 // several runs: samples of matching results are concatenated).
 struct RunData {
-  RunRecord run;  // the newest run when pooled
+  std::string source;  // "baseline main", "file baselines/x.json"; empty for a run id or label
+  RunRecord run;       // the newest run when pooled; id 0 when read from a file
   std::vector<int64_t> run_ids;
   std::vector<ResultRecord> results;
 };
@@ -69,7 +78,8 @@ struct MetricVerdict {
   bool absolute = false;
   double threshold = 0;
   double p_value = 1, q_value = 1;
-  bool tested = false;  // p/q computed
+  bool tested = false;  // p (and q unless informational) computed
+  bool informational = false;
   std::string verdict, reason;
 };
 

@@ -11,7 +11,7 @@ namespace {
 
 int Rank(const std::string& v) {
   static const std::vector<std::string> order = {"regression", "inconclusive", "missing", "new",
-                                                 "improvement", "compared", "unchanged"};
+                                                 "improvement", "compared", "unchanged", "info", "skipped"};
   auto it = std::find(order.begin(), order.end(), v);
   return static_cast<int>(it - order.begin());
 }
@@ -20,7 +20,7 @@ int Rank(const std::string& v) {
 std::vector<const MetricVerdict*> Sorted(const Comparison& c, bool only_changed) {
   std::vector<const MetricVerdict*> out;
   for (const auto& m : c.metrics)
-    if (!only_changed || m.verdict != "unchanged") out.push_back(&m);
+    if (!only_changed || (m.verdict != "unchanged" && m.verdict != "info" && m.verdict != "skipped")) out.push_back(&m);
   auto badness = [](const MetricVerdict* m) {
     const double change = m->absolute ? m->candidate_median - m->baseline_median : m->ratio - 1;
     return m->higher_is_better ? -change : change;
@@ -33,7 +33,8 @@ std::vector<const MetricVerdict*> Sorted(const Comparison& c, bool only_changed)
 }
 
 std::string RunName(const RunData& d) {
-  std::string s = "run " + std::to_string(d.run.id);
+  std::string s = d.run.id ? "run " + std::to_string(d.run.id) : "";
+  if (!d.source.empty()) s = d.source + (s.empty() ? "" : ", " + s);
   if (d.run_ids.size() > 1) s = std::to_string(d.run_ids.size()) + " runs pooled, newest " + std::to_string(d.run.id);
   if (!d.run.label.empty()) s += " (" + d.run.label + ")";
   return s;
@@ -43,7 +44,7 @@ std::string Summary(const Comparison& c) {
   std::ostringstream o;
   o << "verdict: " << c.verdict << " - ";
   bool first = true;
-  for (const char* v : {"regression", "improvement", "unchanged", "inconclusive", "missing", "new", "compared"}) {
+  for (const char* v : {"regression", "improvement", "unchanged", "inconclusive", "missing", "new", "compared", "info", "skipped"}) {
     if (int n = c.Count(v)) {
       o << (first ? "" : ", ") << n << " " << v;
       first = false;
@@ -130,7 +131,8 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
 nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, const RunData& b, bool only_changed) {
   auto run = [](const RunData& d) {
     nlohmann::ordered_json j;
-    j["id"] = d.run.id;
+    j["source"] = d.source.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(d.source);
+    j["id"] = d.run.id ? nlohmann::ordered_json(d.run.id) : nlohmann::ordered_json();
     j["run_ids"] = d.run_ids;
     j["label"] = d.run.label.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(d.run.label);
     j["started_at"] = d.run.started_at;
@@ -169,9 +171,9 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
     j["ci_low"] = num(m->ci_low, m->tested);
     j["ci_high"] = num(m->ci_high, m->tested);
     j["p_value"] = num(m->p_value, m->tested);
-    j["q_value"] = num(m->q_value, m->tested);
+    j["q_value"] = num(m->q_value, m->tested && !m->informational);
     j["threshold"] = m->threshold;
-    j["threshold_kind"] = m->absolute ? "absolute" : "relative";
+    j["threshold_kind"] = m->informational ? "informational" : m->absolute ? "absolute" : "relative";
     j["verdict"] = m->verdict;
     j["reason"] = m->reason;
     ms.push_back(std::move(j));

@@ -50,6 +50,15 @@ CREATE TABLE samples (
   PRIMARY KEY (result_id, seq)
 ) WITHOUT ROWID;
 )sql",
+      // 1 -> 2: named baselines, each pointing at a stored run.
+      R"sql(
+CREATE TABLE baselines (
+  name        TEXT PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE RESTRICT,
+  created_at  TEXT NOT NULL
+);
+CREATE INDEX baselines_run ON baselines(run_id);
+)sql",
   };
   return steps;
 }

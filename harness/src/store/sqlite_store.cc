@@ -264,14 +264,25 @@ void Store::AppendResults(int64_t run_id, const std::vector<ResultRecord>& resul
   tx.Commit();
 }
 
+void Store::ReplaceResults(int64_t run_id, const std::vector<ResultRecord>& results) {
+  Transaction tx(db_);
+  Stmt del(db_, "DELETE FROM results WHERE run_id = ? AND suite = ? AND workload = ? AND variant = ? AND metric = ?");
+  for (const auto& r : results) {
+    del.Reset();
+    del.Bind(1, run_id).Bind(2, r.suite).Bind(3, r.workload).Bind(4, r.params.Encode()).Bind(5, r.metric);
+    del.Step();
+  }
+  InsertResults(run_id, results);
+  tx.Commit();
+}
+
 void Store::FinishRun(int64_t run_id, const std::string& status) {
   Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
   s.Bind(1, status).Bind(2, UtcNowIso8601()).Bind(3, run_id);
   s.Step();
 }
 
-int64_t Store::InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results) {
-  Transaction tx(db_);
+int64_t Store::InsertRunRow(const RunRecord& run) {
   Stmt s(db_,
          "INSERT INTO runs (label, started_at, finished_at, status, hostname, pid, profile_key,"
          " fingerprint, settings, command) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
@@ -281,8 +292,71 @@ int64_t Store::InsertRun(const RunRecord& run, const std::vector<ResultRecord>& 
   s.Bind(4, run.status).Bind(5, run.hostname).Bind(6, run.pid).Bind(7, run.profile_key);
   s.Bind(8, run.fingerprint.dump()).Bind(9, run.settings.dump()).Bind(10, run.command);
   s.Step();
-  const int64_t id = sqlite3_last_insert_rowid(db_);
+  return sqlite3_last_insert_rowid(db_);
+}
+
+int64_t Store::InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results) {
+  Transaction tx(db_);
+  const int64_t id = InsertRunRow(run);
   InsertResults(id, results);
+  tx.Commit();
+  return id;
+}
+
+int64_t Store::PointBaseline(const std::string& name, int64_t run_id, const std::string& created_at) {
+  int64_t before = 0;
+  {
+    Stmt q(db_, "SELECT run_id FROM baselines WHERE name = ?");
+    q.Bind(1, name);
+    if (q.Step()) before = q.Int(0);
+  }
+  Stmt s(db_,
+         "INSERT INTO baselines (name, run_id, created_at) VALUES (?, ?, ?)"
+         " ON CONFLICT(name) DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at");
+  s.Bind(1, name).Bind(2, run_id).Bind(3, created_at);
+  s.Step();
+  return before;
+}
+
+int64_t Store::SetBaseline(const std::string& name, int64_t run_id) {
+  Transaction tx(db_);
+  {
+    Stmt q(db_, "SELECT 1 FROM runs WHERE id = ?");
+    q.Bind(1, run_id);
+    if (!q.Step()) throw StoreInputError("no run with id " + std::to_string(run_id));
+  }
+  const int64_t before = PointBaseline(name, run_id, UtcNowIso8601());
+  tx.Commit();
+  return before;
+}
+
+std::vector<BaselineRecord> Store::ListBaselines() {
+  Stmt s(db_, "SELECT name, run_id, created_at FROM baselines ORDER BY name");
+  std::vector<BaselineRecord> out;
+  while (s.Step()) out.push_back({s.Text(0), s.Int(1), s.Text(2)});
+  return out;
+}
+
+std::optional<BaselineRecord> Store::GetBaseline(const std::string& name) {
+  Stmt s(db_, "SELECT name, run_id, created_at FROM baselines WHERE name = ?");
+  s.Bind(1, name);
+  if (!s.Step()) return std::nullopt;
+  return BaselineRecord{s.Text(0), s.Int(1), s.Text(2)};
+}
+
+bool Store::DeleteBaseline(const std::string& name) {
+  Stmt s(db_, "DELETE FROM baselines WHERE name = ?");
+  s.Bind(1, name);
+  s.Step();
+  return sqlite3_changes(db_) > 0;
+}
+
+int64_t Store::InsertBaselineRun(const std::string& name, const std::string& created_at, const RunRecord& run,
+                                 const std::vector<ResultRecord>& results) {
+  Transaction tx(db_);
+  const int64_t id = InsertRunRow(run);
+  InsertResults(id, results);
+  PointBaseline(name, id, created_at.empty() ? UtcNowIso8601() : created_at);
   tx.Commit();
   return id;
 }

@@ -48,6 +48,12 @@ struct RunRecord {
   int64_t ok_results = 0, failed_results = 0, skipped_results = 0;
 };
 
+struct BaselineRecord {
+  std::string name;
+  int64_t run_id = 0;
+  std::string created_at;
+};
+
 struct ResultRecord {
   std::string suite, workload;
   Params params;
@@ -62,7 +68,7 @@ struct ResultRecord {
 class Store {
  public:
   enum class Mode { kCreate, kExisting };
-  inline static constexpr int kSchemaVersion = 1;
+  inline static constexpr int kSchemaVersion = 2;
   inline static constexpr int32_t kApplicationId = 0x50464231;  // "PFB1"
 
   // kCreate makes the file if missing; kExisting refuses a missing file.
@@ -77,6 +83,9 @@ class Store {
   int64_t BeginRun(const RunRecord& run);
   // Appends results of one run in one transaction.
   void AppendResults(int64_t run_id, const std::vector<ResultRecord>& results);
+  // Replaces the run's results with the same suite, workload, params and
+  // metric as `results` (gate: a result grown by more repetitions), in one transaction.
+  void ReplaceResults(int64_t run_id, const std::vector<ResultRecord>& results);
   void FinishRun(int64_t run_id, const std::string& status);
   // Inserts a whole run and its results in one transaction (import).
   int64_t InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results);
@@ -90,6 +99,17 @@ class Store {
   RunRecord GetRun(int64_t id);
   std::vector<ResultRecord> GetResults(int64_t run_id);
 
+  // Named baselines (schema v2). SetBaseline points NAME at a run, replacing
+  // an earlier pointer of the same name; returns the run it pointed at before (0 if new).
+  int64_t SetBaseline(const std::string& name, int64_t run_id);
+  std::vector<BaselineRecord> ListBaselines();
+  std::optional<BaselineRecord> GetBaseline(const std::string& name);
+  // Removes the name; the run stays. False if there was none.
+  bool DeleteBaseline(const std::string& name);
+  // Inserts a run and points NAME at it, in one transaction (baseline import).
+  int64_t InsertBaselineRun(const std::string& name, const std::string& created_at, const RunRecord& run,
+                            const std::vector<ResultRecord>& results);
+
   int SchemaVersion();
   const std::string& path() const { return path_; }
 
@@ -97,6 +117,8 @@ class Store {
   Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   void Exec(const std::string& sql);
   void InsertResults(int64_t run_id, const std::vector<ResultRecord>& results);
+  int64_t InsertRunRow(const RunRecord& run);
+  int64_t PointBaseline(const std::string& name, int64_t run_id, const std::string& created_at);
   sqlite3* db_;
   std::string path_;
 };

@@ -1,0 +1,124 @@
+#include "sources.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "common.h"
+#include "report/gbench_import.h"
+#include "report/run_report.h"
+
+namespace perfbench::cli {
+
+nlohmann::ordered_json ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw UsageError("cannot read '" + path + "'");
+  try {
+    return nlohmann::ordered_json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError("'" + path + "' is not valid JSON (" + std::string(e.what()) + ")");
+  }
+}
+
+RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::string& path,
+                             const std::string& gbench_suite) {
+  RunDocument d;
+  try {
+    if (IsGoogleBenchmarkJson(doc)) {
+      d.kind = "google-benchmark";
+      RunFromGoogleBenchmarkJson(doc, gbench_suite, &d.run, &d.results);
+      return d;
+    }
+    if (doc.is_object() && doc.contains("kind")) {
+      if (doc["kind"] != "perfbench-baseline")
+        throw std::invalid_argument("kind: expected \"perfbench-baseline\", got " + doc["kind"].dump());
+      const auto& b = doc.contains("baseline") ? doc["baseline"] : nlohmann::ordered_json();
+      if (!b.is_object() || !b.contains("name") || !b["name"].is_string() || b["name"].get<std::string>().empty())
+        throw std::invalid_argument("baseline.name: expected a non-empty string");
+      d.kind = "baseline";
+      d.baseline_name = b["name"].get<std::string>();
+      d.baseline_created_at = b.value("created_at", "");
+    } else {
+      d.kind = "run";
+    }
+    RunFromJson(doc, &d.run, &d.results);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError("'" + path + "': " + e.what());
+  } catch (const nlohmann::json::exception& e) {
+    throw UsageError("'" + path + "': " + e.what());
+  }
+  return d;
+}
+
+nlohmann::ordered_json BaselineToJson(const BaselineRecord& baseline, const RunRecord& run,
+                                      const std::vector<ResultRecord>& results) {
+  nlohmann::ordered_json body = RunToJson(run, results);
+  body["run"].erase("id");
+  nlohmann::ordered_json doc;
+  doc["schema_version"] = kBaselineJsonSchemaVersion;
+  doc["kind"] = "perfbench-baseline";
+  doc["baseline"] = {{"name", baseline.name}, {"created_at", baseline.created_at}};
+  doc["run"] = body["run"];
+  doc["results"] = body["results"];
+  return doc;
+}
+
+bool LooksLikeFile(const std::string& ref) {
+  return ref.find('/') != std::string::npos ||
+         (ref.size() > 5 && ref.compare(ref.size() - 5, 5, ".json") == 0);
+}
+
+RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
+  RunData d;
+  if (LooksLikeFile(ref)) {
+    RunDocument doc = ParseRunDocument(ReadJsonFile(ref), ref);
+    d.source = (doc.kind == "baseline" ? "baseline " + doc.baseline_name + " from " : "file ") + ref;
+    d.run = std::move(doc.run);
+    d.results = std::move(doc.results);
+    return d;
+  }
+  if (!store) throw UsageError(std::string("no ") + role + " file '" + ref + "'");
+  std::vector<int64_t> ids;
+  if (auto b = store->GetBaseline(ref)) {
+    ids = {b->run_id};
+    d.source = "baseline " + ref;
+  } else {
+    ids = store->RunsWithLabel(ref);
+  }
+  if (ids.empty()) {
+    auto id = store->ResolveRun(ref);
+    if (!id)
+      throw UsageError(std::string("no ") + role + " '" + ref + "': not a baseline name, label or run id in " +
+                       store->path() + " (see `perfbench baseline list` and `perfbench runs`)");
+    ids = {*id};
+  }
+  d.run_ids = ids;
+  d.run = store->GetRun(ids.front());
+  for (int64_t id : ids) {
+    const RunRecord r = store->GetRun(id);
+    if (r.profile_key != d.run.profile_key)
+      throw UsageError(std::string(role) + " label '" + ref + "' names runs on different hardware (runs " +
+                       std::to_string(ids.front()) + " and " + std::to_string(id) + "); compare run ids");
+    auto res = store->GetResults(id);
+    d.results.insert(d.results.end(), res.begin(), res.end());
+  }
+  return d;
+}
+
+void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag) {
+  const std::string tmp = path + ".tmp." + std::to_string(getpid());
+  auto fail = [&]() {
+    std::remove(tmp.c_str());
+    return UsageError("cannot write " + flag + " '" + path + "'");
+  };
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) throw fail();
+    out << text;
+    if (!out.flush()) throw fail();
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw fail();
+}
+
+}  // namespace perfbench::cli

@@ -1,0 +1,50 @@
+// Where runs come from and go to: run ids, labels, baseline names and files.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compare/compare.h"
+#include "store/store.h"
+
+namespace perfbench::cli {
+
+// Version of the baseline export document.
+inline constexpr int kBaselineJsonSchemaVersion = 1;
+
+// Reads and parses a JSON file; UsageError (exit 2) naming the file otherwise.
+nlohmann::ordered_json ReadJsonFile(const std::string& path);
+
+// A parsed run document of any kind perfbench reads: `show --format json`,
+// `baseline export`, or Google Benchmark JSON (suite `gbench_suite`).
+struct RunDocument {
+  std::string kind;  // "run" | "baseline" | "google-benchmark"
+  std::string baseline_name, baseline_created_at;  // kind "baseline"
+  RunRecord run;
+  std::vector<ResultRecord> results;
+};
+RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::string& path,
+                             const std::string& gbench_suite = "gbench");
+
+// The versioned baseline document: {"schema_version", "kind": "perfbench-baseline",
+// "baseline": {"name", "created_at"}, "run": {...}, "results": [...]}; the
+// run JSON without the database-local run id, so export -> import -> export
+// gives the same bytes.
+nlohmann::ordered_json BaselineToJson(const BaselineRecord& baseline, const RunRecord& run,
+                                      const std::vector<ResultRecord>& results);
+
+// True when `ref` names a file rather than a stored run: it ends in .json or
+// contains a '/'.
+bool LooksLikeFile(const std::string& ref);
+
+// Resolves A or B of compare/gate, in this order: a file (see LooksLikeFile),
+// a baseline name, a label (all its runs pooled), a run id or `latest`.
+// `store` may be null when only files are possible. UsageError when none.
+RunData LoadRunData(Store* store, const std::string& ref, const char* role);
+
+// Writes through a temporary file and rename, so nobody reads half a file.
+void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag);
+
+}  // namespace perfbench::cli

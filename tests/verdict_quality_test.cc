@@ -1,0 +1,72 @@
+// The verdict rules under simulated noise (bench/verdict_sim.h), with fixed
+// seeds: false alarms stay rare in A/A, real regressions are found. Margins
+// leave room for the simulation's own sampling error; the full figures come
+// from build/bench/verdict_quality.
+#include <gtest/gtest.h>
+
+#include "verdict_sim.h"
+
+namespace perfbench {
+namespace {
+
+sim::Config Base(uint64_t seed) {
+  sim::Config c;
+  c.metrics = 200;
+  c.seed = seed;
+  c.policy = sim::PolicyWithThreshold(0.02, 0.05);
+  return c;
+}
+
+TEST(VerdictQuality, AAComparisonsRarelyRaiseAnyFalseRegression) {
+  auto c = Base(7);
+  c.comparisons = 100;
+  c.samples = 10;
+  const auto o = sim::Simulate(c);
+  EXPECT_EQ(o.comparisons, 100);
+  EXPECT_EQ(o.null_metrics, 100 * 200);
+  // Goal <= 1% of comparisons; expected about 0.5%: allow 3 in 100.
+  EXPECT_LE(o.comparisons_with_false_regression, 3);
+}
+
+TEST(VerdictQuality, ThreePercentRegressionsAreFoundWithTwentySamples) {
+  auto c = Base(11);
+  c.comparisons = 20;
+  c.samples = 20;
+  c.fixed_cv = 0.02;
+  c.regression = 0.03;
+  const auto o = sim::Simulate(c);
+  EXPECT_EQ(o.regressed_metrics, 20 * 10);
+  EXPECT_GE(o.Power(), 0.75);  // goal 80%; about 85% measured
+  EXPECT_EQ(o.unchanged_claims_on_regressed, 0);
+}
+
+TEST(VerdictQuality, PowerGrowsWithTheEffectAndTheSamples) {
+  auto c = Base(13);
+  c.comparisons = 10;
+  c.fixed_cv = 0.02;
+  c.samples = 10;
+  c.regression = 0.10;
+  const double big10 = sim::Simulate(c).Power();
+  c.regression = 0.02;
+  const double small10 = sim::Simulate(c).Power();
+  c.samples = 20;
+  const double small20 = sim::Simulate(c).Power();
+  EXPECT_GT(big10, small10);
+  EXPECT_GT(small20, small10);
+  EXPECT_GE(big10, 0.6);
+}
+
+TEST(VerdictQuality, TheSimulationIsDeterministic) {
+  auto c = Base(5);
+  c.comparisons = 3;
+  const auto x = sim::Simulate(c), y = sim::Simulate(c);
+  EXPECT_EQ(x.false_regressions, y.false_regressions);
+  EXPECT_EQ(x.false_improvements, y.false_improvements);
+  RunData a1, b1, a2, b2;
+  sim::MakeRuns(c, &a1, &b1);
+  sim::MakeRuns(c, &a2, &b2);
+  EXPECT_EQ(a1.results.front().samples, a2.results.front().samples);
+}
+
+}  // namespace
+}  // namespace perfbench
