@@ -55,31 +55,41 @@ TEST(Registry, SelectsQuickVariantsAndHidesHiddenSuites) {
   bool saw_hidden = false;
   for (const auto& v : all) saw_hidden |= v.workload->info.suite == "regtest_hidden";
   EXPECT_FALSE(saw_hidden);
-  auto quick = SelectVariants({{"regtest"}, "", true});
+  auto quick = SelectVariants({{"regtest"}, "", true, {}});
   ASSERT_EQ(quick.size(), 2u);
   EXPECT_EQ(quick[0].FullName(), "regtest/alpha/precision:fp32/size:quick");
-  auto hidden = SelectVariants({{"regtest_hidden"}, "", false});
+  auto hidden = SelectVariants({{"regtest_hidden"}, "", false, {}});
   EXPECT_EQ(hidden.size(), 2u);
 }
 
 TEST(Registry, FilterIsARegexOnTheFullName) {
-  auto v = SelectVariants({{"regtest"}, "precision:bf16", false});
+  auto v = SelectVariants({{"regtest"}, "precision:bf16", false, {}});
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].params.Get("precision"), "bf16");
-  EXPECT_THROW(SelectVariants({{"regtest"}, "(", false}), std::invalid_argument);
+  EXPECT_THROW(SelectVariants({{"regtest"}, "(", false, {}}), std::invalid_argument);
 }
 
 TEST(Registry, UnknownSuiteIsAnErrorNamingIt) {
   try {
-    SelectVariants({{"nope"}, "", false});
+    SelectVariants({{"nope"}, "", false, {}});
     FAIL() << "expected an exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos);
   }
 }
 
+TEST(Registry, ParamOverridesReplaceValuesAndDropDuplicates) {
+  Selection sel{{"regtest"}, "", false, {}};
+  sel.overrides = {{"precision", {"fp32", "fp64", "fp32"}}, {"absent", {"x"}}};
+  auto v = SelectVariants(sel);
+  ASSERT_EQ(v.size(), 2u);  // fp32 and fp64, each once; "absent" touches nothing
+  EXPECT_EQ(v[0].params.Get("precision"), "fp32");
+  EXPECT_EQ(v[1].params.Get("precision"), "fp64");
+  EXPECT_EQ(v[1].params.Encode(), "precision:fp64/size:full");  // order kept
+}
+
 TEST(Registry, GroupsVariantsThatDifferOnlyInTheCompareParam) {
-  auto groups = GroupVariants(SelectVariants({{"regtest"}, "", false}));
+  auto groups = GroupVariants(SelectVariants({{"regtest"}, "", false, {}}));
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].variants.size(), 2u);
 }

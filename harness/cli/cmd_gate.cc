@@ -126,6 +126,10 @@ int GateCmd(const std::vector<std::string>& args) {
     Selection all;
     all.quick = settings.quick;
     all.suites.assign(suites.begin(), suites.end());
+    // The baseline's --param / --world-sizes, so its variants exist here too.
+    if (baseline.run.settings.contains("param_overrides") && baseline.run.settings["param_overrides"].is_object())
+      for (const auto& [k, v] : baseline.run.settings["param_overrides"].items())
+        if (v.is_array()) all.overrides.emplace_back(k, v.get<std::vector<std::string>>());
     std::vector<VariantRef> available;
     try {
       available = SelectVariants(all);
@@ -135,6 +139,7 @@ int GateCmd(const std::vector<std::string>& args) {
     for (const auto& v : available)
       if (wanted.count(VariantKey(v.workload->info.suite, v.workload->info.name, v.params))) variants.push_back(v);
     sel.suites = all.suites;
+    sel.overrides = all.overrides;
   }
   if (variants.empty())
     throw UsageError("none of the baseline's " + std::to_string(wanted.size()) +
@@ -171,7 +176,7 @@ int GateCmd(const std::vector<std::string>& args) {
 
   size_t failed = 0;
   const auto groups = GroupVariants(variants);
-  candidate.results = ExecuteGroups(*store, run_id, settings, backend, groups, &failed);
+  candidate.results = ExecuteGroups(store.get(), run_id, settings, backend, groups, &failed);
   std::map<std::string, int> reps;  // per variant key
   for (const auto& v : variants) reps[VariantKey(v.workload->info.suite, v.workload->info.name, v.params)] = first;
 

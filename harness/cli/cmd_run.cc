@@ -18,6 +18,7 @@ int RunCmd(const std::vector<std::string>& args) {
       ("quick", po::bool_switch(), "small sizes and fewer repetitions (CI, smoke tests)")
       ("label", po::value<std::string>()->value_name("L"), "label stored with the run (e.g. a version)");
   AddMeasureOptions(desc, false);
+  AddDistributedOptions(desc);
   desc.add_options()("format", po::value<std::string>()->default_value("table")->value_name("F"),
                      "what to print on stdout: table | json | none");
   AddDbOption(desc);
@@ -25,11 +26,17 @@ int RunCmd(const std::vector<std::string>& args) {
   if (!Parse(args, desc, {}, vm,
              "usage: perfbench run [--suite S[,S]] [--filter REGEX] [--quick] [--label L] [--db PATH]\n"
              "                     [--repetitions N] [--warmup N] [--device auto|cpu|cuda] [--threads N]\n"
-             "                     [--seed N] [--timeout SECONDS] [--format table|json|none]\n\n"
+             "                     [--seed N] [--timeout SECONDS] [--format table|json|none]\n"
+             "                     [--param KEY=V[,V]] [--world-sizes N[,N]] [--comm-timeout SECONDS]\n"
+             "                     [--nnodes N --node-rank I --nproc-per-node N --master-addr H --master-port P]\n\n"
              "Runs the selected workloads (warm-up discarded, timed repetitions interleaved across\n"
              "the variants compared with each other), stores every sample with this machine's\n"
              "fingerprint, and prints one row per result. Exit 0 when all ran, 4 when a workload\n"
-             "failed (the others are still recorded), 2 on bad input."))
+             "failed (the others are still recorded), 2 on bad input.\n\n"
+             "ddp: perfbench starts each variant's ranks itself on this machine, unless started by a\n"
+             "launcher (torchrun: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; SLURM: SLURM_PROCID,\n"
+             "SLURM_NTASKS, ...) or with --nnodes/--node-rank/--nproc-per-node/--master-addr/\n"
+             "--master-port on each node; then rank 0 alone writes the results."))
     return kExitOk;
 
   DeviceBackend& backend = GetDeviceBackend();
@@ -41,13 +48,15 @@ int RunCmd(const std::vector<std::string>& args) {
   base.timeout_s = 300;
   base.threads = 0;
   base.device = "auto";
-  const RunSettings settings = ResolveSettings(vm, base, backend);
+  RunSettings settings = ResolveSettings(vm, base, backend);
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json", "none"});
 
   Selection sel;
   if (vm.count("suite")) sel.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
   if (vm.count("filter")) sel.filter = vm["filter"].as<std::string>();
   sel.quick = settings.quick;
+  ResolveDistributed(vm, &settings, &sel);
+  const bool writer = settings.launch.rank == 0;
   std::vector<VariantRef> variants;
   try {
     variants = SelectVariants(sel);
@@ -57,18 +66,25 @@ int RunCmd(const std::vector<std::string>& args) {
   if (variants.empty()) throw UsageError("no workload matches the selection (see `perfbench list`)");
 
   // Open the store before running anything, so a bad --db costs nothing.
-  auto store = OpenStore(vm, Store::Mode::kCreate);
+  // Ranks other than 0 of a launched run write nothing.
+  std::unique_ptr<Store> store;
+  if (writer) store = OpenStore(vm, Store::Mode::kCreate);
   backend.SetThreads(settings.threads);
 
   std::string cmdline = "perfbench run";
   for (const auto& a : args) cmdline += " " + a;
   const RunRecord run =
       NewRunRecord(vm.count("label") ? vm["label"].as<std::string>() : "", settings, sel, cmdline, backend);
+  if (!writer) {
+    size_t failed = 0;
+    ExecuteGroups(nullptr, 0, settings, backend, GroupVariants(variants), &failed);
+    return failed ? kExitRuntime : kExitOk;
+  }
   const int64_t run_id = store->BeginRun(run);
   if (format == "table") std::cout << ContextLine(run.fingerprint, settings) << "\n" << std::flush;
 
   size_t failed = 0;
-  const auto all = ExecuteGroups(*store, run_id, settings, backend, GroupVariants(variants), &failed);
+  const auto all = ExecuteGroups(store.get(), run_id, settings, backend, GroupVariants(variants), &failed);
   store->FinishRun(run_id, "complete");
 
   if (format == "table") {

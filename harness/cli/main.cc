@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "perfbench/workload.h"
 #include "perfbench_version.h"
 
 namespace perfbench::cli {
@@ -70,6 +71,15 @@ int Main(int argc, char** argv) {
   if (cmd == "--version" || cmd == "version") {
     std::cout << "perfbench " << PERFBENCH_VERSION << " (" << PERFBENCH_GIT_SHA << ")\n";
     return kExitOk;
+  }
+  if (const InternalCommand* internal = cmd.rfind("__", 0) == 0 ? FindInternalCommand(cmd) : nullptr) {
+    args.erase(args.begin());
+    try {
+      return (*internal)(args);
+    } catch (const std::exception& e) {
+      std::cerr << "perfbench " << cmd << ": error: " << e.what() << "\n";
+      return kExitRuntime;
+    }
   }
   for (const auto& c : Commands()) {
     if (cmd != c.name) continue;

@@ -1,6 +1,13 @@
 #include "run_support.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <sstream>
 
 #include "fingerprint.h"
@@ -69,6 +76,103 @@ RunSettings ResolveSettings(const po::variables_map& vm, RunSettings s, DeviceBa
   return s;
 }
 
+namespace {
+
+// Rank 0 serves the rendezvous on the master port: say so now if it is taken.
+void CheckPortFree(const DistributedLaunch& l) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return;
+  const int one = 1;
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);  // as the store's server does
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  addr.sin_port = htons(static_cast<uint16_t>(l.master_port));
+  const bool taken = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 && errno == EADDRINUSE;
+  close(fd);
+  if (taken)
+    throw UsageError("master port " + std::to_string(l.master_port) +
+                     " is already in use on this machine (rank 0 serves the rendezvous there); " +
+                     (l.source == "flags" ? "choose another --master-port" : "set another MASTER_PORT"));
+}
+
+}  // namespace
+
+void AddDistributedOptions(po::options_description& desc) {
+  desc.add_options()
+      ("world-sizes", po::value<std::string>()->value_name("N[,N]"),
+       "ddp: world sizes to sweep when perfbench starts the ranks itself (default 1,2)")
+      ("param", po::value<std::vector<std::string>>()->composing()->value_name("KEY=V[,V]"),
+       "replace a param's values in every variant that has it (e.g. bytes=1048576,67108864)")
+      ("comm-timeout", po::value<double>()->value_name("SECONDS"),
+       "ddp: a rank silent this long fails the run, naming it (default 30; $PERFBENCH_COMM_TIMEOUT)")
+      ("nnodes", po::value<int>()->value_name("N"), "ddp manual start: number of nodes")
+      ("node-rank", po::value<int>()->value_name("I"), "ddp manual start: this node's index (0 writes results)")
+      ("nproc-per-node", po::value<int>()->value_name("N"), "ddp manual start: ranks per node (default 1)")
+      ("master-addr", po::value<std::string>()->value_name("HOST"), "ddp manual start: address of node 0")
+      ("master-port", po::value<int>()->value_name("PORT"), "ddp manual start: TCP port on node 0 (default 29500)");
+}
+
+void ResolveDistributed(const po::variables_map& vm, RunSettings* settings, Selection* sel) {
+  DistributedLaunch l;
+  try {
+    l = ParseLaunchEnvironment([](const char* n) { return std::getenv(n); });
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(std::string("launcher environment: ") + e.what());
+  }
+  const bool manual = vm.count("nnodes") || vm.count("node-rank") || vm.count("nproc-per-node") ||
+                      vm.count("master-addr") || vm.count("master-port");
+  if (manual) {
+    if (l.Fixed())
+      throw UsageError("--nnodes/--node-rank/... given inside a launcher's environment (" + l.source +
+                       "); use one or the other");
+    l.mode = DistributedLaunch::Mode::kManual;
+    l.source = "flags";
+    l.nnodes = vm.count("nnodes") ? vm["nnodes"].as<int>() : 1;
+    l.node_rank = vm.count("node-rank") ? vm["node-rank"].as<int>() : 0;
+    l.nproc_per_node = vm.count("nproc-per-node") ? vm["nproc-per-node"].as<int>() : 1;
+    if (l.nnodes < 1) throw UsageError("--nnodes must be at least 1");
+    if (l.nproc_per_node < 1) throw UsageError("--nproc-per-node must be at least 1");
+    if (l.node_rank < 0 || l.node_rank >= l.nnodes)
+      throw UsageError("--node-rank must be in [0, " + std::to_string(l.nnodes) + ")");
+    if (l.nnodes > 1 && !vm.count("master-addr")) throw UsageError("--nnodes > 1 needs --master-addr (node 0's address)");
+    if (vm.count("master-addr")) l.master_addr = vm["master-addr"].as<std::string>();
+    l.master_port = vm.count("master-port") ? vm["master-port"].as<int>() : 29500;
+    if (l.master_port < 1 || l.master_port > 65535) throw UsageError("--master-port must be in [1, 65535]");
+    l.world_size = l.nnodes * l.nproc_per_node;
+    l.rank = l.node_rank * l.nproc_per_node;
+    l.local_rank = 0;
+  }
+  if (vm.count("comm-timeout")) l.comm_timeout_s = vm["comm-timeout"].as<double>();
+  if (!(l.comm_timeout_s > 0)) throw UsageError("--comm-timeout must be positive");
+  settings->launch = l;
+
+  for (const auto& kv : vm.count("param") ? vm["param"].as<std::vector<std::string>>() : std::vector<std::string>{}) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
+      throw UsageError("--param '" + kv + "': expected KEY=VALUE[,VALUE]");
+    sel->overrides.emplace_back(kv.substr(0, eq), SplitCommas({kv.substr(eq + 1)}));
+  }
+  if (vm.count("world-sizes")) {
+    auto sizes = SplitCommas({vm["world-sizes"].as<std::string>()});
+    for (const auto& s : sizes)
+      if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || std::stoi(s) < 1 || std::stoi(s) > 1024)
+        throw UsageError("--world-sizes: '" + s + "' is not a world size (1..1024)");
+    sel->overrides.emplace_back("world_size", sizes);
+  }
+  if (l.Fixed() && l.rank == 0) CheckPortFree(l);
+  if (l.Fixed()) {
+    for (const auto& s : sel->suites)
+      if (s != "ddp")
+        throw UsageError("a launched multi-rank run (" + l.source + ") runs only the ddp suite, not '" + s + "'");
+    sel->suites = {"ddp"};
+    if (vm.count("world-sizes"))
+      throw UsageError("--world-sizes applies when perfbench starts the ranks; this launch fixes the world size at " +
+                       std::to_string(l.world_size));
+    sel->overrides.emplace_back("world_size", std::vector<std::string>{std::to_string(l.world_size)});
+  }
+}
+
 RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, const Selection& sel,
                        const std::string& command, DeviceBackend& backend) {
   RunRecord run;
@@ -80,6 +184,16 @@ RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, co
                   {"quick", settings.quick},               {"device", settings.device},
                   {"threads", settings.threads},           {"suites", sel.suites},
                   {"filter", sel.filter}};
+  if (!sel.overrides.empty()) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& [k, v] : sel.overrides) o[k] = v;
+    run.settings["param_overrides"] = o;
+  }
+  if (settings.launch.Fixed() || settings.launch.comm_timeout_s != DistributedLaunch{}.comm_timeout_s) {
+    const auto& l = settings.launch;
+    run.settings["launch"] = {{"source", l.source}, {"world_size", l.world_size}, {"nnodes", l.nnodes},
+                              {"nproc_per_node", l.nproc_per_node}, {"comm_timeout_s", l.comm_timeout_s}};
+  }
   run.command = command;
   return run;
 }
@@ -96,11 +210,11 @@ std::string ContextLine(const nlohmann::json& fp, const RunSettings& s) {
   return out.str();
 }
 
-std::vector<ResultRecord> ExecuteGroups(Store& store, int64_t run_id, const RunSettings& settings,
+std::vector<ResultRecord> ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings,
                                         DeviceBackend& backend, const std::vector<VariantGroup>& groups,
                                         size_t* failed) {
   Runner runner(settings, backend);
-  Progress progress(StderrIsTerminal());
+  Progress progress(StderrIsTerminal() && settings.launch.rank == 0);
   runner.set_progress([&](const ProgressEvent& e) { progress.Update(e); });
   std::vector<ResultRecord> all;
   runner.RunAll(groups, [&](const std::vector<VariantOutcome>& outcomes) {
@@ -110,7 +224,7 @@ std::vector<ResultRecord> ExecuteGroups(Store& store, int64_t run_id, const RunS
       auto r = ToResultRecords(o);
       records.insert(records.end(), r.begin(), r.end());
     }
-    store.AppendResults(run_id, records);  // one transaction per group
+    if (store) store->AppendResults(run_id, records);  // one transaction per group
     all.insert(all.end(), records.begin(), records.end());
   });
   progress.Done();

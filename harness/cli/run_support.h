@@ -36,10 +36,18 @@ RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, co
 // One line naming the machine and the software, printed before a table.
 std::string ContextLine(const nlohmann::json& fingerprint, const RunSettings& settings);
 
+// --world-sizes, --param, --comm-timeout, and the manual multi-node flags.
+void AddDistributedOptions(po::options_description& desc);
+// The launch (environment of torchrun/SLURM, or the manual flags) and param
+// overrides. Under a fixed launch only the ddp suite runs, at the launch's
+// world size. Throws UsageError.
+void ResolveDistributed(const po::variables_map& vm, RunSettings* settings, Selection* sel);
+
 // Runs groups, appending each group's results to the store in one transaction
 // as soon as it finishes, with progress on a terminal. Returns the records
 // and counts failed variants into *failed.
-std::vector<ResultRecord> ExecuteGroups(Store& store, int64_t run_id, const RunSettings& settings,
+// `store` may be null (ranks other than 0 of a launched run write nothing).
+std::vector<ResultRecord> ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings,
                                         DeviceBackend& backend, const std::vector<VariantGroup>& groups,
                                         size_t* failed);
 

@@ -70,4 +70,19 @@ std::string Params::Encode() const {
 
 std::map<std::string, std::string> Params::AsMap() const { return {kv_.begin(), kv_.end()}; }
 
+Params Params::Decode(const std::string& text) {
+  Params p;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('/', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string item = text.substr(start, end - start);
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos || colon == 0) throw std::invalid_argument("bad params item '" + item + "'");
+    p.Set(item.substr(0, colon), item.substr(colon + 1));
+    start = end + 1;
+  }
+  return p;
+}
+
 }  // namespace perfbench

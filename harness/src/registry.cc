@@ -1,6 +1,7 @@
 #include "registry.h"
 
 #include <algorithm>
+#include <map>
 #include <regex>
 #include <set>
 #include <stdexcept>
@@ -21,6 +22,23 @@ const MetricSpec* WorkloadInfo::FindMetric(std::string_view metric) const {
   for (const auto& m : metrics)
     if (m.name == metric) return &m;
   return nullptr;
+}
+
+namespace {
+std::map<std::string, InternalCommand>& InternalCommands() {
+  static std::map<std::string, InternalCommand> commands;
+  return commands;
+}
+}  // namespace
+
+bool RegisterInternalCommand(const std::string& name, InternalCommand command) {
+  InternalCommands()[name] = std::move(command);
+  return true;
+}
+
+const InternalCommand* FindInternalCommand(const std::string& name) {
+  auto it = InternalCommands().find(name);
+  return it == InternalCommands().end() ? nullptr : &it->second;
 }
 
 bool RegisterWorkload(WorkloadInfo info, WorkloadFactory factory) {
@@ -78,7 +96,27 @@ std::vector<VariantRef> SelectVariants(const Selection& selection) {
     if (selection.suites.empty() ? w->info.hidden : !named) continue;
     const auto& variants = (selection.quick && !w->info.quick_variants.empty()) ? w->info.quick_variants
                                                                                 : w->info.variants;
+    std::vector<Params> expanded;
     for (const auto& p : variants) {
+      std::vector<Params> current = {p};
+      for (const auto& [key, values] : selection.overrides) {
+        if (!p.Has(key)) continue;
+        std::vector<Params> next;
+        for (const auto& c : current)
+          for (const auto& value : values) {
+            Params q = c;
+            q.Set(key, value);
+            next.push_back(std::move(q));
+          }
+        current = std::move(next);
+      }
+      for (auto& c : current) {
+        const bool seen = std::any_of(expanded.begin(), expanded.end(),
+                                      [&](const Params& e) { return e.Encode() == c.Encode(); });
+        if (!seen) expanded.push_back(std::move(c));
+      }
+    }
+    for (const auto& p : expanded) {
       VariantRef ref{w, p};
       if (!selection.filter.empty() && !std::regex_search(ref.FullName(), re)) continue;
       out.push_back(std::move(ref));

@@ -35,6 +35,9 @@ struct Selection {
   std::vector<std::string> suites;  // empty: every non-hidden suite
   std::string filter;               // ECMAScript regex searched in FullName(); empty: all
   bool quick = false;
+  // Replaces the values of a param in every variant that has it, in order
+  // (e.g. {"world_size", {"1", "2", "4"}}), dropping duplicates.
+  std::vector<std::pair<std::string, std::vector<std::string>>> overrides;
 };
 
 // Expands and filters variants. Throws std::invalid_argument naming an unknown

@@ -119,7 +119,7 @@ std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
     int64_t before = 0, peak = 0;
     backend_.Synchronize(dev);
     backend_.Memory(dev, &before, &peak);
-    RunContext ctx{params, dev, settings_.seed, settings_.quick};
+    RunContext ctx{params, dev, settings_.seed, settings_.quick, settings_.threads, settings_.launch};
     Status st = Guarded("set-up", [&] {
       v.workload = group.workload->factory();
       return v.workload->SetUp(ctx);
@@ -219,6 +219,10 @@ std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
   }
   if (ref != nullptr && ref->active) {
     const auto& rs = ref->outcome.samples;
+    if (info.FindMetric("scaling_efficiency") && rs.count("throughput")) {
+      auto& self = const_cast<Live*>(ref)->outcome.samples["scaling_efficiency"];
+      self.assign(rs.at("throughput").size(), 1.0);  // T(1) / (1 * T(1))
+    }
     for (auto& v : live) {
       if (&v == ref || !v.active) continue;
       auto& s = v.outcome.samples;
@@ -226,6 +230,13 @@ std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
         const auto& a = rs.at("step_time");
         const auto& b = s.at("step_time");
         for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) s["speedup"].push_back(a[i] / b[i]);
+      }
+      if (info.FindMetric("scaling_efficiency") && rs.count("throughput") && s.count("throughput")) {
+        const double k = std::stod(v.outcome.variant.params.Get(info.compare_param)) /
+                         std::stod(ref->outcome.variant.params.Get(info.compare_param));
+        const auto& a = rs.at("throughput");
+        const auto& b = s.at("throughput");
+        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) s["scaling_efficiency"].push_back(b[i] / (k * a[i]));
       }
       if (info.FindMetric("loss_delta") && rs.count("loss") && s.count("loss")) {
         const auto& a = rs.at("loss");

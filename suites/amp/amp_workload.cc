@@ -1,5 +1,7 @@
 #include "amp_workload.h"
 
+#include <map>
+
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -85,8 +87,21 @@ class AmpWorkload final : public Workload {
 
 }  // namespace
 
+namespace {
+std::map<std::string, std::shared_ptr<const ModelDef>>& ModelDefs() {
+  static std::map<std::string, std::shared_ptr<const ModelDef>> defs;
+  return defs;
+}
+}  // namespace
+
+const ModelDef* FindModelDef(const std::string& name) {
+  auto it = ModelDefs().find(name);
+  return it == ModelDefs().end() ? nullptr : it->second.get();
+}
+
 bool RegisterAmpWorkload(ModelDef def) {
   auto shared = std::make_shared<const ModelDef>(std::move(def));
+  ModelDefs()[shared->name] = shared;
   WorkloadInfo info;
   info.suite = "amp";
   info.name = shared->name;

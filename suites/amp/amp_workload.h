@@ -11,6 +11,11 @@ namespace perfbench::amp {
 // size (full; quick with --quick). Returns true.
 bool RegisterAmpWorkload(ModelDef def);
 
+// The model definitions the amp suite registered ("mlp", "cnn",
+// "transformer"), for other suites that train the same models (ddp,
+// dataloader). nullptr if unknown. Valid after static initialisation.
+const ModelDef* FindModelDef(const std::string& name);
+
 // Largest |loss(amp) - loss(fp32)| accepted after the same steps from the same
 // seed, for a cross-entropy loss of order 1.
 double LossTolerance(Precision p);

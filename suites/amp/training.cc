@@ -93,6 +93,34 @@ torch::Tensor Trainer::ForwardBackward(const Batch& batch) {
   return loss.detach();
 }
 
+Trainer::State Trainer::Save() const {
+  torch::NoGradGuard no_grad;
+  State s;
+  for (const auto& p : params_) {
+    s.params.push_back(p.detach().clone());
+    auto it = optimizer_->state().find(p.unsafeGetTensorImpl());
+    torch::Tensor m;
+    if (it != optimizer_->state().end())
+      m = static_cast<torch::optim::SGDParamState&>(*it->second).momentum_buffer().clone();
+    s.momentum.push_back(m);
+  }
+  return s;
+}
+
+void Trainer::Restore(const State& s) {
+  torch::NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    params_[i].copy_(s.params[i]);
+    auto it = optimizer_->state().find(params_[i].unsafeGetTensorImpl());
+    if (it == optimizer_->state().end()) continue;
+    auto& st = static_cast<torch::optim::SGDParamState&>(*it->second);
+    if (s.momentum[i].defined())
+      st.momentum_buffer().copy_(s.momentum[i]);
+    else
+      optimizer_->state().erase(it);  // no momentum yet before the step
+  }
+}
+
 void Trainer::OptimizerStep() {
   if (precision_ != Precision::kFp16) {
     optimizer_->step();

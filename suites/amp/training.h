@@ -86,6 +86,13 @@ class Trainer {
     return loss;
   }
   std::vector<torch::Tensor> Parameters() { return params_; }
+  // Copies of the parameters and optimizer state, and putting them back: a
+  // step can be measured and then undone (ddp's step without gradient sync).
+  struct State {
+    std::vector<torch::Tensor> params, momentum;
+  };
+  State Save() const;
+  void Restore(const State& state);
   double LossScale() const;
 
  private:

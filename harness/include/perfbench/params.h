@@ -21,6 +21,10 @@ class Params {
   void Set(const std::string& key, const std::string& value);
   // Empty string when absent.
   std::string Get(const std::string& key) const;
+  // The value, or `fallback` when the key is absent.
+  std::string Get(const std::string& key, const std::string& fallback) const {
+    return Has(key) ? Get(key) : fallback;
+  }
   bool Has(const std::string& key) const;
   // Value parsed as an integer; `fallback` when absent. Throws on a non-integer value.
   long long GetInt(const std::string& key, long long fallback) const;
@@ -28,6 +32,8 @@ class Params {
 
   // Stable key "k1:v1/k2:v2" in declaration order; used in names and filters.
   std::string Encode() const;
+  // Inverse of Encode ("k1:v1/k2:v2"); throws std::invalid_argument.
+  static Params Decode(const std::string& text);
   // Canonical form (keys sorted) used to match results across runs.
   std::map<std::string, std::string> AsMap() const;
 

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "perfbench/launch.h"
+
 namespace perfbench {
 
 struct RunSettings {
@@ -15,6 +17,7 @@ struct RunSettings {
   bool quick = false;       ///< Small problem sizes (CI, smoke runs).
   std::string device = "cpu";  ///< Resolved device: "cpu" or "cuda" (never "auto" here).
   int threads = 0;          ///< Intra-op threads; 0: the library default.
+  DistributedLaunch launch; ///< How multi-rank workloads start their ranks.
 };
 
 }  // namespace perfbench

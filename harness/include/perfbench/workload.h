@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfbench/launch.h"
 #include "perfbench/metrics.h"
 #include "perfbench/params.h"
 #include "perfbench/status.h"
@@ -54,8 +55,9 @@ struct RunContext {
   std::string device = "cpu";  // "cpu" or "cuda"
   uint64_t seed = 0;           // same seed -> same weights and data
   bool quick = false;
-  int rank = 0;
-  int world_size = 1;
+  int threads = 0;  // --threads (0: library default)
+  // How ranks are started, for multi-rank workloads (perfbench/launch.h).
+  DistributedLaunch launch;
 };
 
 // Receives one timed step's measurements.
@@ -100,6 +102,12 @@ class Workload {
 };
 
 using WorkloadFactory = std::function<std::unique_ptr<Workload>()>;
+
+// A hidden subcommand a suite provides (e.g. the ddp suite's rank worker,
+// which perfbench starts as `perfbench __ddp-worker ...`). Returns the exit code.
+using InternalCommand = std::function<int(const std::vector<std::string>& args)>;
+bool RegisterInternalCommand(const std::string& name, InternalCommand command);
+const InternalCommand* FindInternalCommand(const std::string& name);
 
 // Adds a workload to the process-wide registry; returns true. Called from
 // static initialisers, so it must not depend on other statics.

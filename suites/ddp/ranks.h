@@ -1,0 +1,100 @@
+// The ranks of one ddp variant: a c10d process group (Gloo on the CPU, NCCL
+// on GPUs) over a TCPStore rendezvous, the worker processes perfbench starts
+// itself, a command channel from rank 0, and fault diagnosis that names the
+// rank and the phase.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+#include "perfbench/launch.h"
+#include "perfbench/params.h"
+
+namespace perfbench::ddp {
+
+// What every rank needs to build the same workload.
+struct Spec {
+  std::string workload;  // "train" | "allreduce"
+  Params params;
+  uint64_t seed = 42;
+  bool quick = false;
+  int threads = 1;       // intra-op threads per rank
+  std::string device = "cpu";
+};
+
+enum class Command : int64_t { kStop = 0, kStep = 1 };
+
+class Ranks {
+ public:
+  // Rank `launch.rank`'s side of a group of `world` ranks. In a self launch
+  // this process is rank 0 and starts ranks 1..world-1 as `perfbench
+  // __ddp-worker` processes; in a manual launch it starts the node's other
+  // ranks; under an external launcher it starts nobody.
+  static std::unique_ptr<Ranks> Start(const DistributedLaunch& launch, const Spec& spec, int world);
+  // A worker started by Start.
+  static std::unique_ptr<Ranks> Join(const DistributedLaunch& launch, const std::string& prefix, const Spec& spec);
+  ~Ranks();
+
+  int rank() const { return rank_; }
+  int world() const { return world_; }
+  c10d::Backend& pg() { return *pg_; }
+  torch::Device device() const { return device_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // Rank 0 sends, the others receive (returns what rank 0 sent). Receivers
+  // may wait without limit: a rank 0 that dies closes the sockets (or, for
+  // workers, kills them), one that fails tears the group down.
+  std::pair<Command, int64_t> Exchange(Command cmd, int64_t arg);
+  // Waits for a collective, within the comm timeout.
+  void Wait(const c10::intrusive_ptr<c10d::Work>& work);
+  void Barrier();
+  // Gathers `values` (same length on every rank) to every rank: [world][n].
+  std::vector<std::vector<double>> AllGather(const std::vector<double>& values);
+  // Tells the others (through the store) where this rank is, for diagnosis.
+  void Phase(const std::string& what);
+  // Turns a failure into one message naming the guilty rank(s) and the phase:
+  // which worker died (exit status, signal, last stderr line) or which rank
+  // stopped answering. Marks the group broken (no stop command is sent).
+  std::string Diagnose(const std::string& phase, const std::string& error);
+
+ private:
+  Ranks() = default;
+  void Connect(const DistributedLaunch& launch, const std::string& prefix, const Spec& spec);
+  void Spawn(const DistributedLaunch& launch, const std::string& prefix, const Spec& spec, int first_rank,
+             int count);
+  void StopWorkers(bool gracefully);
+
+  struct Worker {
+    int rank;
+    pid_t pid;
+    std::string stderr_path;
+    int status = -1;  // waitpid status once reaped
+    bool reaped = false;
+  };
+  int rank_ = 0, world_ = 1;
+  bool broken_ = false;
+  torch::Device device_{torch::kCPU};
+  std::chrono::milliseconds timeout_{30000};
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::Backend> pg_;
+  std::vector<Worker> workers_;
+};
+
+// Fault injection for tests, from $PERFBENCH_DDP_FAULT="rank=1,step=3,mode=die|hang|noconnect".
+struct Fault {
+  int rank = -1;
+  int64_t step = -1;
+  std::string mode;
+  static Fault FromEnvironment();
+  bool Hits(int r, int64_t s) const { return r == rank && s == step; }
+};
+
+}  // namespace perfbench::ddp
