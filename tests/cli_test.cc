@@ -198,6 +198,44 @@ TEST_F(Cli, EnvPrintsTheFingerprint) {
   EXPECT_EQ(fp["profile_key"].get<std::string>().size(), 16u);
 }
 
+TEST_F(Cli, AnUnwritableDataDirectoryIsAUsageError) {
+  std::ofstream(dir_ / "blocker") << "a file, not a directory";
+  auto r = Run("run --suite dataloader --quick --data-dir blocker/cache");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--data-dir 'blocker/cache'"), std::string::npos) << r.err;
+  EXPECT_FALSE(Exists("perfbench.db"));
+}
+
+TEST_F(Cli, ACorruptShardFailsItsWorkloadAndTheRunGoesOn) {
+  ASSERT_EQ(Run("run --suite dataloader --quick --filter 'loader/workers:0/.*off' --repetitions 1 --warmup 0 "
+                "--data-dir data --format none").code, 0);
+  // Corrupt every shard's JPEG data.
+  for (const auto& d : fs::directory_iterator(dir_ / "data"))
+    for (const auto& f : fs::directory_iterator(d.path())) {
+      if (f.path().extension() != ".pbs") continue;
+      std::fstream io(f.path(), std::ios::in | std::ios::out | std::ios::binary);
+      for (std::streamoff off = 2000; off < 80000; off += 300) {
+        io.seekp(off);
+        io.put('\x5a');
+      }
+    }
+  auto r = Run("run --suite dataloader,selftest --quick --filter '(loader/workers:0/.*off|fake/mode:ok)' "
+               "--data-dir data --format json");
+  EXPECT_EQ(r.code, 4) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  bool loader_failed = false, selftest_ok = false;
+  for (const auto& res : doc["results"]) {
+    if (res["suite"] == "dataloader" && res["status"] == "failed") {
+      loader_failed = true;
+      EXPECT_NE(res["reason"].get<std::string>().find(".pbs"), std::string::npos) << res["reason"];
+    }
+    if (res["suite"] == "selftest" && res["status"] == "ok") selftest_ok = true;
+  }
+  EXPECT_TRUE(loader_failed);
+  EXPECT_TRUE(selftest_ok);
+}
+
 TEST_F(Cli, ListNamesVariants) {
   auto r = Run("list --suite selftest");
   EXPECT_EQ(r.code, 0);

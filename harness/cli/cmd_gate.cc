@@ -79,6 +79,7 @@ int GateCmd(const std::vector<std::string>& args) {
       ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 1)")
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
   AddMeasureOptions(desc, true);
+  AddDataDirOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm,
@@ -145,6 +146,8 @@ int GateCmd(const std::vector<std::string>& args) {
     throw UsageError("none of the baseline's " + std::to_string(wanted.size()) +
                      " variants exists in this build (see `perfbench list`)");
 
+  RunSettings run_settings = settings;
+  run_settings.data_dir = ResolveDataDir(vm, variants);
   // Refuse different hardware before spending time on a run.
   backend.SetThreads(settings.threads);
   std::string cmdline = "perfbench gate";
@@ -176,7 +179,7 @@ int GateCmd(const std::vector<std::string>& args) {
 
   size_t failed = 0;
   const auto groups = GroupVariants(variants);
-  candidate.results = ExecuteGroups(store.get(), run_id, settings, backend, groups, &failed);
+  candidate.results = ExecuteGroups(store.get(), run_id, run_settings, backend, groups, &failed);
   std::map<std::string, int> reps;  // per variant key
   for (const auto& v : variants) reps[VariantKey(v.workload->info.suite, v.workload->info.name, v.params)] = first;
 
@@ -196,7 +199,7 @@ int GateCmd(const std::vector<std::string>& args) {
     if (more <= 0) break;
     std::cerr << "gate: round " << round + 1 << ": " << undecided.size() << " workload(s) inconclusive, +" << more
               << " repetitions\n";
-    RunSettings s = settings;
+    RunSettings s = run_settings;
     s.repetitions = more;
     // Run into a scratch list, then grow the stored results in one transaction each.
     Runner runner(s, backend);

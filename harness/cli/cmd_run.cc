@@ -19,6 +19,7 @@ int RunCmd(const std::vector<std::string>& args) {
       ("label", po::value<std::string>()->value_name("L"), "label stored with the run (e.g. a version)");
   AddMeasureOptions(desc, false);
   AddDistributedOptions(desc);
+  AddDataDirOption(desc);
   desc.add_options()("format", po::value<std::string>()->default_value("table")->value_name("F"),
                      "what to print on stdout: table | json | none");
   AddDbOption(desc);
@@ -28,6 +29,7 @@ int RunCmd(const std::vector<std::string>& args) {
              "                     [--repetitions N] [--warmup N] [--device auto|cpu|cuda] [--threads N]\n"
              "                     [--seed N] [--timeout SECONDS] [--format table|json|none]\n"
              "                     [--param KEY=V[,V]] [--world-sizes N[,N]] [--comm-timeout SECONDS]\n"
+             "                     [--data-dir DIR]\n"
              "                     [--nnodes N --node-rank I --nproc-per-node N --master-addr H --master-port P]\n\n"
              "Runs the selected workloads (warm-up discarded, timed repetitions interleaved across\n"
              "the variants compared with each other), stores every sample with this machine's\n"
@@ -64,6 +66,7 @@ int RunCmd(const std::vector<std::string>& args) {
     throw UsageError(e.what());
   }
   if (variants.empty()) throw UsageError("no workload matches the selection (see `perfbench list`)");
+  settings.data_dir = ResolveDataDir(vm, variants);
 
   // Open the store before running anything, so a bad --db costs nothing.
   // Ranks other than 0 of a launched run write nothing.

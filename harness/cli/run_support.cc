@@ -5,12 +5,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
 
 #include "fingerprint.h"
+#include "perfbench/posix_fs.h"
 #include "report/run_report.h"
 
 namespace perfbench::cli {
@@ -171,6 +174,41 @@ void ResolveDistributed(const po::variables_map& vm, RunSettings* settings, Sele
                        std::to_string(l.world_size));
     sel->overrides.emplace_back("world_size", std::vector<std::string>{std::to_string(l.world_size)});
   }
+}
+
+void AddDataDirOption(po::options_description& desc) {
+  desc.add_options()("data-dir", po::value<std::string>()->value_name("DIR"),
+                     "dataset cache (default $PERFBENCH_DATA_DIR, else $XDG_CACHE_HOME/perfbench/data, "
+                     "else ~/.cache/perfbench/data)");
+}
+
+std::string ResolveDataDir(const po::variables_map& vm, const std::vector<VariantRef>& variants) {
+  std::string dir;
+  if (vm.count("data-dir")) {
+    dir = vm["data-dir"].as<std::string>();
+    if (dir.empty()) throw UsageError("--data-dir is empty");
+  } else if (const char* e = std::getenv("PERFBENCH_DATA_DIR"); e && *e) {
+    dir = e;
+  } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
+    dir = std::string(x) + "/perfbench/data";
+  } else if (const char* h = std::getenv("HOME"); h && *h) {
+    dir = std::string(h) + "/.cache/perfbench/data";
+  } else {
+    dir = "perfbench-data";
+  }
+  const bool needed = std::any_of(variants.begin(), variants.end(), [](const VariantRef& v) {
+    const auto& n = v.workload->info.needs;
+    return std::find(n.begin(), n.end(), "data") != n.end();
+  });
+  if (!needed) return dir;
+  if (auto err = posix::MakeDirs(dir); !err.empty())
+    throw UsageError("--data-dir '" + dir + "' cannot be created: " + err);
+  const std::string probe = dir + "/.perfbench-write-test-" + std::to_string(getpid());
+  FILE* f = std::fopen(probe.c_str(), "w");
+  if (!f) throw UsageError("--data-dir '" + dir + "' is not writable: " + std::strerror(errno));
+  std::fclose(f);
+  std::remove(probe.c_str());
+  return dir;
 }
 
 RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, const Selection& sel,

@@ -43,6 +43,11 @@ void AddDistributedOptions(po::options_description& desc);
 // world size. Throws UsageError.
 void ResolveDistributed(const po::variables_map& vm, RunSettings* settings, Selection* sel);
 
+// --data-dir; and the check, when a selected variant needs "data", that the
+// directory can be created and written (UsageError naming it otherwise).
+void AddDataDirOption(po::options_description& desc);
+std::string ResolveDataDir(const po::variables_map& vm, const std::vector<VariantRef>& variants);
+
 // Runs groups, appending each group's results to the store in one transaction
 // as soon as it finishes, with progress on a terminal. Returns the records
 // and counts failed variants into *failed.

@@ -119,7 +119,7 @@ std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
     int64_t before = 0, peak = 0;
     backend_.Synchronize(dev);
     backend_.Memory(dev, &before, &peak);
-    RunContext ctx{params, dev, settings_.seed, settings_.quick, settings_.threads, settings_.launch};
+    RunContext ctx{params, dev, settings_.seed, settings_.quick, settings_.threads, settings_.data_dir, settings_.launch};
     Status st = Guarded("set-up", [&] {
       v.workload = group.workload->factory();
       return v.workload->SetUp(ctx);

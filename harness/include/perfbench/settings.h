@@ -18,6 +18,7 @@ struct RunSettings {
   std::string device = "cpu";  ///< Resolved device: "cpu" or "cuda" (never "auto" here).
   int threads = 0;          ///< Intra-op threads; 0: the library default.
   DistributedLaunch launch; ///< How multi-rank workloads start their ranks.
+  std::string data_dir;     ///< Dataset cache (suites that need "data").
 };
 
 }  // namespace perfbench

@@ -27,7 +27,9 @@ struct WorkloadInfo {
   std::string suite;        // "amp"
   std::string name;         // "mlp"; full variant key "amp/mlp/precision:bf16/size:full"
   std::string description;  // one line for `perfbench list`
-  std::vector<std::string> needs;  // "cuda": variant skipped where unmet
+  // "cuda": variant skipped where unmet; "data": uses the dataset cache
+  // (--data-dir, checked writable before the run).
+  std::vector<std::string> needs;
   std::vector<MetricSpec> metrics;  // every metric a result may carry
   std::vector<Params> variants;        // default (realistic) sizes
   std::vector<Params> quick_variants;  // --quick sizes; empty: same as variants
@@ -56,6 +58,7 @@ struct RunContext {
   uint64_t seed = 0;           // same seed -> same weights and data
   bool quick = false;
   int threads = 0;  // --threads (0: library default)
+  std::string data_dir;  // where datasets are cached (--data-dir); suites needing "data" only
   // How ranks are started, for multi-rank workloads (perfbench/launch.h).
   DistributedLaunch launch;
 };
