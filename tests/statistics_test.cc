@@ -66,3 +66,29 @@ TEST(Statistics, SummaryFlagsNoiseAtTenPercentIqr) {
 
 }  // namespace
 }  // namespace perfbench::stats
+
+namespace perfbench::stats {
+namespace {
+
+TEST(LatencyPercentiles, NearestRankWithMlperfMinimumQueryCounts) {
+  std::vector<double> v;
+  for (int i = 1; i <= 700; ++i) v.push_back(i);  // 1..700
+  // Nearest rank: sorted[ceil(q n) - 1].
+  EXPECT_DOUBLE_EQ(*LatencyPercentile(v, 0.50), 350);
+  EXPECT_DOUBLE_EQ(*LatencyPercentile(v, 0.90), 630);
+  EXPECT_DOUBLE_EQ(*LatencyPercentile(v, 0.99), 693);
+  EXPECT_EQ(MinimumQueriesFor(0.90), 64u);
+  EXPECT_EQ(MinimumQueriesFor(0.99), 662u);
+  std::vector<double> few(v.begin(), v.begin() + 661);  // one short of p99's minimum
+  EXPECT_FALSE(LatencyPercentile(few, 0.99).has_value());
+  EXPECT_TRUE(LatencyPercentile(few, 0.90).has_value());
+  std::vector<double> tiny(v.begin(), v.begin() + 63);
+  EXPECT_FALSE(LatencyPercentile(tiny, 0.90).has_value());
+  EXPECT_DOUBLE_EQ(*LatencyPercentile(tiny, 0.50), 32);
+  // Order does not matter.
+  std::vector<double> shuffled = {5, 1, 4, 2, 3};
+  EXPECT_DOUBLE_EQ(*LatencyPercentile(shuffled, 0.5), 3);
+}
+
+}  // namespace
+}  // namespace perfbench::stats

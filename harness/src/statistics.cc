@@ -69,4 +69,16 @@ Summary Summarize(const std::vector<double>& v) {
   return s;
 }
 
+
+size_t MinimumQueriesFor(double q) {
+  if (q <= 0.5) return 1;
+  if (q <= 0.9) return 64;
+  return 662;
+}
+
+std::optional<double> LatencyPercentile(const std::vector<double>& v, double q) {
+  if (v.size() < MinimumQueriesFor(q)) return std::nullopt;
+  return PercentileNearestRank(v, q);
+}
+
 }  // namespace perfbench::stats

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace perfbench::stats {
@@ -23,6 +24,13 @@ double Median(std::vector<double> v);
 double Quantile(std::vector<double> v, double q);
 // q in (0, 1]; nearest rank. Throws std::invalid_argument on empty input.
 double PercentileNearestRank(std::vector<double> v, double q);
+// MLPerf LoadGen's minimum query counts for a latency percentile claim:
+// 64 for p90, 662 for p99 (early-stopping minima); 1 below p90. Between, the
+// next higher rule applies (p95 needs 662).
+size_t MinimumQueriesFor(double q);
+// The nearest-rank percentile, or nullopt when there are fewer values than
+// MinimumQueriesFor(q): "unavailable", never a number from too few queries.
+std::optional<double> LatencyPercentile(const std::vector<double>& v, double q);
 
 struct Summary {
   size_t n = 0;

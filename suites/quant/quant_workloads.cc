@@ -1,0 +1,186 @@
+// The quant suite: int8 inference against fp32 on the CPU, LoadGen-style
+// scenarios, with the accuracy gate in the same run.
+//
+// quant/<model>  params precision (fp32 | int8_dynamic | int8_static with a
+//   min/max observer | int8_static_pct with a 0.01/99.99 percentile
+//   observer), scenario, size, min_accuracy_ratio. Precisions of one model
+//   and scenario are interleaved; fp32 is the reference.
+//   single_stream: a repetition issues `queries` (700 quick, 2048 full) one-
+//     sample queries back to back; per-query latency. latency_p50/p90/p99:
+//     nearest rank, reported only with >= 1 / 64 / 662 queries (MLPerf
+//     LoadGen's minima; otherwise the attribute says unavailable).
+//     step_time of a repetition is its p50 latency, so the runner's paired
+//     speedup = p50(fp32) / p50(int8), as METRICS.md defines it; throughput
+//     = queries / wall time.
+//   offline: a repetition runs the whole test set in batches of 256;
+//     throughput = samples / wall time; speedup = time(fp32) / time(int8).
+//   accuracy: top-1 on the held-out test set; accuracy_ratio = accuracy /
+//     fp32 accuracy of the same trained model; Verify fails the variant below
+//     min_accuracy_ratio (0.99, MLPerf's rule; `--param min_accuracy_ratio=0.999`
+//     for the strict one). model_bytes: int8 weights, fp32 biases, a scale
+//     and zero point per int8 tensor (packing overhead not counted).
+// Models are trained at suite start (seeded, once per process, a few seconds
+// at --quick), not cached on disk.
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+
+#include "perfbench/workload.h"
+#include "quant_model.h"
+#include "statistics.h"
+
+namespace perfbench::quant {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::shared_ptr<const QuantModel> Trained(const std::string& model, const std::string& size, uint64_t seed) {
+  static std::mutex mu;
+  static std::map<std::string, std::shared_ptr<const QuantModel>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = model + "/" + size + "/" + std::to_string(seed);
+  auto& slot = cache[key];
+  if (!slot) slot = std::make_shared<const QuantModel>(model, size, seed);
+  return slot;
+}
+
+class QuantWorkload : public Workload {
+ public:
+  explicit QuantWorkload(std::string model) : model_name_(std::move(model)) {}
+
+  Status SetUp(const RunContext& ctx) override {
+    precision_ = ctx.params.Get("precision");
+    scenario_ = ctx.params.Get("scenario");
+    const std::string size = ctx.params.Get("size", ctx.quick ? "quick" : "full");
+    min_ratio_ = std::stod(ctx.params.Get("min_accuracy_ratio", "0.99"));
+    queries_ = ctx.params.GetInt("queries", size == "quick" ? 700 : 2048);
+    const double miscalibrate = std::stod(ctx.params.Get("miscalibrate", "1"));
+    engine_ = SelectQEngine();
+    auto trained = Trained(model_name_, size, ctx.seed);
+    model_ = std::make_unique<QuantModel>(*trained);  // own packed weights and scales
+    if (precision_ == "int8_dynamic") model_->PrepareDynamic();
+    if (precision_ == "int8_static") model_->Calibrate(Observer::kMinMax, miscalibrate);
+    if (precision_ == "int8_static_pct") model_->Calibrate(Observer::kPercentile, miscalibrate);
+    fp32_accuracy_ = trained->Accuracy("fp32");
+    accuracy_ = model_->Accuracy(precision_);
+    const auto& test = model_->data().test_x;
+    for (int64_t i = 0; i < std::min<int64_t>(queries_, test.size(0)); ++i) singles_.push_back(test.slice(0, i, i + 1));
+    return Status::Ok();
+  }
+
+  Status RunStep(StepRecorder& rec) override {
+    torch::InferenceMode guard;
+    const auto& test = model_->data().test_x;
+    if (scenario_ == "single_stream") {
+      std::vector<double> lat;
+      lat.reserve(static_cast<size_t>(queries_));
+      const auto start = Clock::now();
+      for (int64_t q = 0; q < queries_; ++q) {
+        const auto& x = singles_[static_cast<size_t>(q) % singles_.size()];
+        const auto t0 = Clock::now();
+        auto y = Forward(x);
+        y.argmax(1).item<int64_t>();  // the answer, as a client would read it
+        lat.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+      }
+      const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+      const auto p50 = stats::LatencyPercentile(lat, 0.50);
+      rec.SetStepSeconds(*p50);
+      rec.Add("latency_p50", *p50);
+      if (auto p90 = stats::LatencyPercentile(lat, 0.90)) rec.Add("latency_p90", *p90);
+      else p90_note_ = "unavailable: " + std::to_string(lat.size()) + " queries, need >= 64";
+      if (auto p99 = stats::LatencyPercentile(lat, 0.99)) rec.Add("latency_p99", *p99);
+      else p99_note_ = "unavailable: " + std::to_string(lat.size()) + " queries, need >= 662";
+      rec.Add("throughput", static_cast<double>(queries_) / wall);
+    } else {
+      const auto start = Clock::now();
+      for (int64_t i = 0; i < test.size(0); i += 256) Forward(test.slice(0, i, std::min(i + 256, test.size(0)))).argmax(1);
+      rec.SetStepSeconds(std::chrono::duration<double>(Clock::now() - start).count());
+      rec.SetItemsProcessed(static_cast<double>(test.size(0)));
+    }
+    rec.Add("accuracy", accuracy_);
+    rec.Add("accuracy_ratio", accuracy_ / fp32_accuracy_);
+    rec.Add("model_bytes", static_cast<double>(model_->ModelBytes(precision_)));
+    return Status::Ok();
+  }
+
+  Status Verify(const VerifyContext&) override {
+    const double ratio = accuracy_ / fp32_accuracy_;
+    if (ratio < min_ratio_) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "accuracy %.4f is %.2f%% of fp32's %.4f, below the %.2f%% gate", accuracy_,
+                    100 * ratio, fp32_accuracy_, 100 * min_ratio_);
+      return Status::Error(buf);
+    }
+    return Status::Ok();
+  }
+
+  std::map<std::string, std::string> Attributes() const override {
+    std::map<std::string, std::string> a = {{"qengine", engine_}, {"pctl_method", "nearest_rank"},
+                                            {"fp32_accuracy", std::to_string(fp32_accuracy_)},
+                                            {"trained", "at suite start, seeded, once per process"}};
+    if (precision_ == "int8_static") a["observer"] = "minmax";
+    if (precision_ == "int8_static_pct") a["observer"] = "percentile 0.01/99.99";
+    if (!p90_note_.empty()) a["latency_p90"] = p90_note_;
+    if (!p99_note_.empty()) a["latency_p99"] = p99_note_;
+    return a;
+  }
+
+ private:
+  torch::Tensor Forward(const torch::Tensor& x) const {
+    if (precision_ == "fp32") return model_->Fp32(x);
+    if (precision_ == "int8_dynamic") return model_->Int8Dynamic(x);
+    return model_->Int8Static(x);
+  }
+
+  std::string model_name_, precision_, scenario_, engine_, p90_note_, p99_note_;
+  double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;
+  int64_t queries_ = 700;
+  std::unique_ptr<QuantModel> model_;
+  std::vector<torch::Tensor> singles_;
+};
+
+std::string SkipReason(const Params&, const std::string& device) {
+  if (device == "cuda")
+    return "the quant suite measures CPU int8 inference (LibTorch's quantized:: kernels are CPU-only); "
+           "a GPU int8 path (_int_mm) is not implemented yet";
+  return "";
+}
+
+WorkloadInfo Info(const std::string& model) {
+  WorkloadInfo info;
+  info.suite = "quant";
+  info.name = model;
+  info.description = model == "mlp" ? "int8 vs fp32 inference of a trained MLP (Linear-heavy)"
+                                    : "int8 vs fp32 inference of a trained small CNN";
+  info.metrics = {{"step_time", "s", Better::kLower},       {"latency_p50", "s", Better::kLower},
+                  {"latency_p90", "s", Better::kLower},     {"latency_p99", "s", Better::kLower},
+                  {"throughput", "samples/s", Better::kHigher}, {"accuracy", "1", Better::kHigher},
+                  {"accuracy_ratio", "ratio", Better::kHigher}, {"model_bytes", "bytes", Better::kLower},
+                  {"speedup", "ratio", Better::kHigher}};
+  auto variants = [](const std::string& size) {
+    return Params::Product({{"scenario", {"single_stream", "offline"}},
+                            {"precision", {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}},
+                            {"size", {size}},
+                            {"min_accuracy_ratio", {"0.99"}}});
+  };
+  info.variants = variants("full");
+  info.quick_variants = variants("quick");
+  info.compare_param = "precision";
+  info.reference_value = "fp32";
+  info.skip_reason = SkipReason;
+  return info;
+}
+
+class Mlp : public QuantWorkload {
+ public:
+  Mlp() : QuantWorkload("mlp") {}
+};
+class Cnn : public QuantWorkload {
+ public:
+  Cnn() : QuantWorkload("cnn") {}
+};
+PERFBENCH_REGISTER_WORKLOAD(Mlp, Info("mlp"));
+PERFBENCH_REGISTER_WORKLOAD(Cnn, Info("cnn"));
+
+}  // namespace
+}  // namespace perfbench::quant
