@@ -165,7 +165,7 @@ double WaitShare(const std::string& source, const std::string& root) {
   for (const auto* w : AllWorkloads())
     if (w->info.FullName() == "dataloader/train") train = w;
   EXPECT_NE(train, nullptr);
-  Params p{{"workers", "0"}, {"prefetch", "2"}, {"pin_memory", "off"}, {"batch_size", "4"}, {"size", "quick"},
+  Params p{{"workers", "0"}, {"prefetch", "2"}, {"pin_memory", "off"}, {"batch_size", "2"}, {"size", "quick"},
            {"source", source}};
   RunContext ctx{p, "cpu", 42, true, 1, root, {}};
   auto w = train->factory();
@@ -178,7 +178,7 @@ double WaitShare(const std::string& source, const std::string& root) {
 }
 
 TEST_F(DataTest, DataWaitShareIsNearOneForASlowLoaderAndNearZeroForAPreloadedOne) {
-  const double slow = WaitShare("slow", root_);     // 100 ms per sample, 4 per batch, no workers
+  const double slow = WaitShare("slow", root_);     // 250 ms per sample, 2 per batch, no workers
   const double preloaded = WaitShare("memory", root_);
   EXPECT_GT(slow, 0.8);
   EXPECT_LT(preloaded, 0.05);

@@ -85,7 +85,7 @@ class DataWorkload : public Workload {
       attributes_["dataset_generated"] = files.generated ? "yes" : "no (reused)";
       auto reader = std::make_shared<const ShardReader>(files);
       ImageDataset ds(reader, spec.image, crop, ctx.seed);
-      if (source == "slow") ds.set_delay(std::chrono::milliseconds(100));  // tests: input-bound on purpose
+      if (source == "slow") ds.set_delay(std::chrono::milliseconds(250));  // tests: input-bound on purpose
       torch::manual_seed(ctx.seed);
       pipeline_ = std::make_unique<Pipeline>(ds, batch_, workers, prefetch, pin, device_);
     }
