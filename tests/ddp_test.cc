@@ -161,6 +161,15 @@ TEST_F(Ddp, ARankThatDiesEndsTheRunNamingItWithNoOrphans) {
   EXPECT_EQ(nlohmann::json::parse(show.out)["results"][0]["status"], "failed");
 }
 
+TEST_F(Ddp, AKilledRankIsNamedWithItsSignal) {
+  auto r = Run(std::string(kTrain2) + " --comm-timeout 20", "PERFBENCH_DDP_FAULT=rank=1,step=1,mode=kill");
+  EXPECT_EQ(r.code, 4) << r.out << r.err;
+  EXPECT_LT(r.seconds, 20);
+  EXPECT_NE(r.out.find("rank 1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("killed by signal 9"), std::string::npos) << r.out;
+  EXPECT_EQ(Orphans(), 0);
+}
+
 TEST_F(Ddp, ARankThatHangsEndsTheRunWithinTheTimeout) {
   auto r = Run(std::string(kTrain2) + " --comm-timeout 3",
                "PERFBENCH_DDP_FAULT=rank=1,step=1,mode=hang");

@@ -26,6 +26,7 @@
 //   Barrier, then `iters` all-reduces (SUM, fp32) of `bytes`, timed; t = the
 //   slowest rank's time / iters. algbw = bytes / t / 1e9 (GB/s); busbw =
 //   algbw * 2(n-1)/n (nccl-tests' all-reduce factor; 0 for one rank).
+#include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -253,6 +254,7 @@ class TrainCore : public Core {
   [[noreturn]] void Misbehave() {
     if (fault_.mode == "hang")
       for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+    if (fault_.mode == "kill") raise(SIGKILL);  // as the OOM killer or a scheduler would
     std::fprintf(stderr, "injected fault: rank %d dies at step %lld\n", ranks_.rank(), static_cast<long long>(fault_.step));
     std::fflush(stderr);
     _exit(3);

@@ -88,7 +88,7 @@ class Ranks {
   std::vector<Worker> workers_;
 };
 
-// Fault injection for tests, from $PERFBENCH_DDP_FAULT="rank=1,step=3,mode=die|hang|noconnect".
+// Fault injection for tests, from $PERFBENCH_DDP_FAULT="rank=1,step=3,mode=die|kill|hang|noconnect".
 struct Fault {
   int rank = -1;
   int64_t step = -1;
