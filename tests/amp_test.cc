@@ -21,7 +21,7 @@ std::vector<VariantOutcome> RunAmp(const std::string& filter, int warmup, int re
   s.repetitions = reps;
   Runner runner(s, GetDeviceBackend());
   std::vector<VariantOutcome> all;
-  runner.RunAll(GroupVariants(SelectVariants({{"amp"}, filter, true})), [&](const auto& outs) {
+  runner.RunAll(GroupVariants(SelectVariants({{"amp"}, filter, true, {}})), [&](const auto& outs) {
     all.insert(all.end(), outs.begin(), outs.end());
   });
   return all;
@@ -30,7 +30,7 @@ std::vector<VariantOutcome> RunAmp(const std::string& filter, int warmup, int re
 TEST(Amp, TheTorchBackendIsInstalled) { EXPECT_EQ(GetDeviceBackend().Name(), "torch"); }
 
 TEST(Amp, RegistersMlpCnnAndTransformerInThreePrecisions) {
-  auto v = SelectVariants({{"amp"}, "", true});
+  auto v = SelectVariants({{"amp"}, "", true, {}});
   std::set<std::string> names;
   for (const auto& x : v) names.insert(x.FullName());
   for (const char* w : {"mlp", "cnn", "transformer"})

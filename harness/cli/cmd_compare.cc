@@ -42,17 +42,7 @@ int CompareCmd(const std::vector<std::string>& args) {
   if (!vm.count("baseline") || !vm.count("candidate")) throw UsageError("needs two runs: compare A B");
   const std::string format =
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit"});
-  Policy policy = Policy::Default();
-  std::string policy_path = vm.count("policy") ? vm["policy"].as<std::string>() : "";
-  if (policy_path.empty())
-    if (const char* env = std::getenv("PERFBENCH_POLICY"); env && *env) policy_path = env;
-  if (!policy_path.empty()) {
-    try {
-      policy = Policy::Load(policy_path);
-    } catch (const std::invalid_argument& e) {
-      throw UsageError(e.what());
-    }
-  }
+  const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   // Two files need no database.
   std::unique_ptr<Store> store;
   if (!LooksLikeFile(vm["baseline"].as<std::string>()) || !LooksLikeFile(vm["candidate"].as<std::string>()))

@@ -3,7 +3,6 @@
 // inconclusive adds repetitions to those workloads only, up to
 // --max-repetitions, testing each look at alpha / K (K planned looks).
 #include <cmath>
-#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <set>
@@ -42,18 +41,6 @@ RunSettings SettingsOf(const RunData& b) {
     throw UsageError(std::string("the baseline's settings are malformed: ") + e.what());
   }
   return r;
-}
-
-Policy LoadPolicy(const po::variables_map& vm) {
-  std::string path = vm.count("policy") ? vm["policy"].as<std::string>() : "";
-  if (path.empty())
-    if (const char* env = std::getenv("PERFBENCH_POLICY"); env && *env) path = env;
-  if (path.empty()) return Policy::Default();
-  try {
-    return Policy::Load(path);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
 }
 
 // Metrics a further round could decide: inconclusive or missing for lack of samples.
@@ -101,7 +88,7 @@ int GateCmd(const std::vector<std::string>& args) {
   const std::string format =
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit", "none"});
   const std::string ref = vm["baseline"].as<std::string>();
-  Policy policy = LoadPolicy(vm);
+  Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
 
   // A baseline name needs the database to exist; a file does not.
   auto store = OpenStore(vm, LooksLikeFile(ref) ? Store::Mode::kCreate : Store::Mode::kExisting);

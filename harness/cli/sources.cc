@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 
 #include "common.h"
@@ -104,6 +105,18 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
     d.results.insert(d.results.end(), res.begin(), res.end());
   }
   return d;
+}
+
+Policy LoadPolicy(const std::string& flag_value) {
+  std::string path = flag_value;
+  if (path.empty())
+    if (const char* env = std::getenv("PERFBENCH_POLICY"); env && *env) path = env;
+  if (path.empty()) return Policy::Default();
+  try {
+    return Policy::Load(path);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
 }
 
 void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag) {

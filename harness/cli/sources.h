@@ -44,6 +44,10 @@ bool LooksLikeFile(const std::string& ref);
 // `store` may be null when only files are possible. UsageError when none.
 RunData LoadRunData(Store* store, const std::string& ref, const char* role);
 
+// --policy FILE, else $PERFBENCH_POLICY, else Policy::Default(); UsageError
+// naming the problem in the file.
+Policy LoadPolicy(const std::string& flag_value);
+
 // Writes through a temporary file and rename, so nobody reads half a file.
 void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag);
 

@@ -1,5 +1,7 @@
 #include "training.h"
 
+#include <torch/cuda.h>
+
 #include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
@@ -91,6 +93,10 @@ torch::Tensor Trainer::ForwardBackward(const Batch& batch) {
     loss.backward();
   }
   return loss.detach();
+}
+
+void SynchronizeDevice(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
 }
 
 Trainer::State Trainer::Save() const {

@@ -16,6 +16,9 @@ enum class Precision { kFp32, kBf16, kFp16 };
 // "fp32" | "bf16" | "fp16"; throws std::invalid_argument otherwise.
 Precision ParsePrecision(const std::string& name);
 
+// Waits for the device's queued work (CUDA) before a clock is read; no-op on the CPU.
+void SynchronizeDevice(const torch::Device& device);
+
 // RAII equivalent of Python's `with torch.autocast(device, dtype)`: saves the
 // thread's autocast state, enables it, and restores it on exit (clearing the
 // cast cache when the outermost guard ends, see pytorch#46649).

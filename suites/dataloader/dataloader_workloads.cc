@@ -38,17 +38,9 @@ constexpr double kInputBoundShare = 0.05;
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-void SyncDevice(const torch::Device& d) {
-#ifdef PERFBENCH_WITH_CUDA
-  if (d.is_cuda()) c10::cuda::device_synchronize();
-#else
-  (void)d;
-#endif
-}
-
-DatasetSpec SpecFor(const std::string& size, int64_t crop, uint64_t seed) {
+DatasetSpec SpecFor(const std::string& size, int64_t samples, int64_t crop, uint64_t seed) {
   DatasetSpec s;
-  s.samples = size == "quick" ? 512 : 8192;
+  s.samples = samples;
   s.shard_size = size == "quick" ? 64 : 256;
   s.image = crop + 8;
   s.seed = seed;
@@ -79,7 +71,9 @@ class DataWorkload : public Workload {
                            torch::randint(0, 10, {batch_}, torch::kInt64).to(device_)});
     } else {
       if (ctx.data_dir.empty()) return Status::Error("no data directory (--data-dir)");
-      const DatasetSpec spec = SpecFor(size, crop, ctx.seed);
+      const int64_t samples = ctx.params.GetInt("samples", size == "quick" ? 512 : 8192);
+      if (samples < batch_) return Status::Error("samples (" + std::to_string(samples) + ") below one batch");
+      const DatasetSpec spec = SpecFor(size, samples, crop, ctx.seed);
       const DatasetFiles files = EnsureDataset(ctx.data_dir, spec);
       attributes_["dataset"] = files.dir;
       attributes_["dataset_generated"] = files.generated ? "yes" : "no (reused)";
@@ -123,7 +117,7 @@ class DataWorkload : public Workload {
       auto b = Next();
       const auto t1 = Clock::now();
       trainer_->Step({b.data, b.target});
-      SyncDevice(device_);
+      amp::SynchronizeDevice(device_);
       const auto t2 = Clock::now();
       wait += Seconds(t0, t1);
       total += Seconds(t0, t2);
@@ -172,12 +166,14 @@ std::string SkipReason(const Params& p, const std::string& device) {
   return "";
 }
 
+// `samples`: dataset size (`--param samples=100000` for a bigger one).
 std::vector<Params> Variants(const std::string& size) {
   return Params::Product({{"workers", {"0", "1", "2", "4"}},
                           {"prefetch", {"2"}},
                           {"pin_memory", {"off", "on"}},
                           {"batch_size", {"32"}},
-                          {"size", {size}}});
+                          {"size", {size}},
+                          {"samples", {size == "quick" ? "512" : "8192"}}});
 }
 
 WorkloadInfo Info(bool train) {

@@ -15,9 +15,7 @@
 #include <thread>
 
 #include <jpeglib.h>
-#ifdef PERFBENCH_WITH_CUDA
-#include <c10/cuda/CUDAFunctions.h>
-#endif
+#include <torch/cuda.h>
 #include <nlohmann/json.hpp>
 
 #include "perfbench/posix_fs.h"
@@ -347,9 +345,7 @@ torch::data::Example<> Pipeline::Next() {
     auto x = pin_ ? b.data.pin_memory() : b.data;
     b.data = x.to(device_, /*non_blocking=*/pin_);
     b.target = b.target.to(device_, pin_);
-#ifdef PERFBENCH_WITH_CUDA
-    c10::cuda::device_synchronize();
-#endif
+    torch::cuda::synchronize(device_.index());
   }
   return b;
 }

@@ -54,14 +54,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-void SyncDevice(const torch::Device& d) {
-#ifdef PERFBENCH_WITH_CUDA
-  if (d.is_cuda()) c10::cuda::device_synchronize();
-#else
-  (void)d;
-#endif
-}
-
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -213,7 +205,7 @@ class TrainCore : public Core {
       trainer_->ForwardBackward(b);
       sync_->Finish();
       trainer_->OptimizerStep();
-      SyncDevice(ranks_.device());
+      amp::SynchronizeDevice(ranks_.device());
       t_sync = Seconds(t0, Clock::now());
       checksum = Checksum();  // untimed; the optimizer leaves the gradients alone
     };
@@ -225,7 +217,7 @@ class TrainCore : public Core {
       sync_->Arm(false);
       trainer_->ForwardBackward(b);
       trainer_->OptimizerStep();
-      SyncDevice(ranks_.device());
+      amp::SynchronizeDevice(ranks_.device());
       t_nosync = Seconds(t0, Clock::now());
       trainer_->Restore(saved);
     };
@@ -296,7 +288,7 @@ class AllreduceCore : public Core {
     }
     ranks_.Phase("all-reduce step " + std::to_string(k));
     ranks_.Barrier();
-    SyncDevice(ranks_.device());
+    amp::SynchronizeDevice(ranks_.device());
     const auto t0 = Clock::now();
     for (int i = 0; i < iters_; ++i) {
       std::vector<at::Tensor> v{data_};
@@ -304,7 +296,7 @@ class AllreduceCore : public Core {
       o.timeout = ranks_.timeout();
       ranks_.Wait(ranks_.pg().allreduce(v, o));
     }
-    SyncDevice(ranks_.device());
+    amp::SynchronizeDevice(ranks_.device());
     const double t = Seconds(t0, Clock::now()) / iters_;
     return {ranks_.AllGather({t})};
   }
