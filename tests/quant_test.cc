@@ -50,6 +50,22 @@ TEST(Quant, Int8OutputsAgreeWithFp32WithinStatedBounds) {
   }
 }
 
+TEST(Quant, TheIntMmPathAgreesWithFp32AndKeepsAccuracy) {
+  QuantModel m = Mlp();
+  m.PrepareIntMm();
+  torch::InferenceMode guard;
+  const auto x = Mlp().data().test_x.slice(0, 0, 512);
+  const auto ref = Mlp().Fp32(x);
+  const double range = (ref.max() - ref.min()).item<double>();
+  const auto y = m.Int8IntMm(x);
+  EXPECT_LT((y - ref).abs().mean().item<double>(), 0.02 * range);
+  EXPECT_GE(y.argmax(1).eq(ref.argmax(1)).to(torch::kFloat64).mean().item<double>(), 0.97);
+  // A single row (padded to 17 inside) gives the same answer as in a batch.
+  EXPECT_TRUE(torch::allclose(m.Int8IntMm(x.slice(0, 3, 4)), y.slice(0, 3, 4), 1e-5, 1e-5));
+  EXPECT_GE(m.Accuracy("int8_intmm") / Mlp().Accuracy("fp32"), 0.99);
+  EXPECT_LT(m.ModelBytes("int8_intmm"), Mlp().ModelBytes("fp32") / 3);
+}
+
 TEST(Quant, CalibrationSetsScalesFromTheObservedRanges) {
   QuantModel minmax = Mlp(), pct = Mlp(), broken = Mlp();
   minmax.Calibrate(Observer::kMinMax);

@@ -148,7 +148,7 @@ void QuantModel::Train(uint64_t seed) {
 }
 
 torch::Tensor QuantModel::Run(const torch::Tensor& input, int mode) const {
-  torch::Tensor x = input;
+  torch::Tensor x = input.device() == device_ ? input : input.to(device_);
   if (mode == 2) {
     const QParams& q = act_.at(layers_.front().name + ".in");
     x = at::quantize_per_tensor(x.contiguous(), q.scale, q.zero_point, at::kQUInt8);
@@ -171,6 +171,13 @@ torch::Tensor QuantModel::Run(const torch::Tensor& input, int mode) const {
     }
     if (l.conv) {
       x = torch::conv2d(x, l.weight, l.bias, 1, 1);
+    } else if (mode == 3) {
+      const int64_t m = x.size(0), n = l.weight.size(0);
+      auto sx = x.abs().amax(1, /*keepdim=*/true).clamp_min(1e-8) / 127.0;
+      auto xq = (x / sx).round().clamp(-127, 127).to(torch::kInt8);
+      if (m <= 16) xq = torch::cat({xq, torch::zeros({17 - m, xq.size(1)}, xq.options())});  // CUDA: M > 16
+      auto acc = at::_int_mm(xq, l.wq_t).slice(0, 0, m).slice(1, 0, n);
+      x = acc.to(torch::kFloat32) * sx * l.w_scale.slice(0, 0, n) + l.bias;
     } else if (mode == 1) {
       x = Call("quantized::linear_dynamic", "", {x, l.packed, reduce_range_}).toTensor();
     } else {
@@ -185,6 +192,34 @@ torch::Tensor QuantModel::Run(const torch::Tensor& input, int mode) const {
 torch::Tensor QuantModel::Fp32(const torch::Tensor& x) const { return Run(x, 0); }
 torch::Tensor QuantModel::Int8Dynamic(const torch::Tensor& x) const { return Run(x, 1); }
 torch::Tensor QuantModel::Int8Static(const torch::Tensor& x) const { return Run(x, 2); }
+torch::Tensor QuantModel::Int8IntMm(const torch::Tensor& x) const { return Run(x, 3); }
+
+void QuantModel::PrepareIntMm() {
+  torch::NoGradGuard no_grad;
+  for (auto& l : layers_) {
+    if (l.conv) continue;
+    const auto w = l.weight.to(torch::kCPU);
+    const int64_t n = w.size(0), npad = (n + 7) / 8 * 8;
+    auto scale = w.abs().amax(1).clamp_min(1e-8) / 127.0;  // per output channel
+    auto wq = (w / scale.unsqueeze(1)).round().clamp(-127, 127).to(torch::kInt8);
+    if (npad > n) {
+      wq = torch::cat({wq, torch::zeros({npad - n, wq.size(1)}, wq.options())});
+      scale = torch::cat({scale, torch::ones({npad - n})});
+    }
+    l.wq_t = wq.t().contiguous().to(device_);
+    l.w_scale = scale.to(device_);
+  }
+}
+
+void QuantModel::To(const torch::Device& device) {
+  device_ = device;
+  for (auto& l : layers_) {
+    l.weight = l.weight.to(device);
+    l.bias = l.bias.to(device);
+    if (l.wq_t.defined()) l.wq_t = l.wq_t.to(device);
+    if (l.w_scale.defined()) l.w_scale = l.w_scale.to(device);
+  }
+}
 
 void QuantModel::PrepareDynamic() {
   const std::string engine = c10::toString(at::globalContext().qEngine());
@@ -243,21 +278,25 @@ void QuantModel::Calibrate(Observer observer, double miscalibrate) {
 double QuantModel::Accuracy(const std::string& precision) const {
   torch::InferenceMode guard;
   torch::Tensor logits;
-  const int mode = precision == "fp32" ? 0 : precision == "int8_dynamic" ? 1 : 2;
+  const int mode = precision == "fp32" ? 0 : precision == "int8_dynamic" ? 1 : precision == "int8_intmm" ? 3 : 2;
   // In chunks: the static conv path allocates per call.
   std::vector<torch::Tensor> parts;
   for (int64_t i = 0; i < data_.test_x.size(0); i += 512)
     parts.push_back(Run(data_.test_x.slice(0, i, std::min(i + 512, data_.test_x.size(0))), mode));
-  logits = torch::cat(parts);
+  logits = torch::cat(parts).to(torch::kCPU);
   return logits.argmax(1).eq(data_.test_y).to(torch::kFloat64).mean().item<double>();
 }
 
 int64_t QuantModel::ModelBytes(const std::string& precision) const {
   int64_t bytes = 0;
   for (const auto& l : layers_) {
-    const bool int8 = precision != "fp32" && (precision != "int8_dynamic" || !l.conv);
+    const bool dynamic = precision == "int8_dynamic" || precision == "int8_intmm";
+    const bool int8 = precision != "fp32" && (!dynamic || !l.conv);
     bytes += l.weight.numel() * (int8 ? 1 : 4) + l.bias.numel() * 4;
-    if (int8) bytes += 8;  // one scale (fp32) and zero point (int32) per weight tensor
+    if (precision == "int8_intmm" && int8)
+      bytes += l.weight.size(0) * 4;  // a scale per output channel
+    else if (int8)
+      bytes += 8;  // one scale (fp32) and zero point (int32) per weight tensor
   }
   return bytes;
 }

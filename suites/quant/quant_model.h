@@ -46,6 +46,15 @@ class QuantModel {
   torch::Tensor Fp32(const torch::Tensor& x) const;
   torch::Tensor Int8Dynamic(const torch::Tensor& x) const;
   torch::Tensor Int8Static(const torch::Tensor& x) const;
+  // int8 dynamic through at::_int_mm (int8 x int8 -> int32 GEMM; CUDA since
+  // 2.1, CPU since 2.4): activations per row, weights per output channel,
+  // symmetric; rows padded to 17 and columns to a multiple of 8 for the CUDA
+  // kernel's constraints. The GPU's int8 path; testable on the CPU.
+  torch::Tensor Int8IntMm(const torch::Tensor& x) const;
+  void PrepareIntMm();
+  // Moves the fp32 weights and the _int_mm weights to `device`.
+  void To(const torch::Device& device);
+  torch::Device device() const { return device_; }
 
   // Prepares the int8 versions. `miscalibrate` multiplies every activation
   // scale (tests: 100 is a deliberately broken calibration).
@@ -54,7 +63,8 @@ class QuantModel {
   // Activation qparams by name, after Calibrate ("fc1.in", "fc1.out", ...).
   const std::map<std::string, QParams>& activation_qparams() const { return act_; }
 
-  double Accuracy(const std::string& precision) const;  // on the test set
+  // On the test set; precision "int8_intmm" selects the _int_mm path.
+  double Accuracy(const std::string& precision) const;
   int64_t ModelBytes(const std::string& precision) const;
   int64_t input_features() const;  // per sample, flattened
 
@@ -66,6 +76,7 @@ class QuantModel {
     bool pool_after = false;  // 2x2 max pool after the ReLU
     torch::Tensor weight, bias;
     c10::IValue packed;  // prepacked int8 weights
+    torch::Tensor wq_t, w_scale;  // _int_mm: int8 [K, N padded], fp32 [N padded]
   };
   torch::Tensor Run(const torch::Tensor& x, int mode) const;  // 0 fp32, 1 dynamic, 2 static
   void Train(uint64_t seed);
@@ -77,6 +88,7 @@ class QuantModel {
   std::map<std::string, QParams> act_;
   bool reduce_range_ = false;
   int64_t image_ = 0;
+  torch::Device device_{torch::kCPU};
 };
 
 // Picks the quantized engine: X86, else FBGEMM, else oneDNN, else QNNPACK,

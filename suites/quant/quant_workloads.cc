@@ -21,6 +21,10 @@
 //     and zero point per int8 tensor (packing overhead not counted).
 // Models are trained at suite start (seeded, once per process, a few seconds
 // at --quick), not cached on disk.
+// On a GPU: fp32 runs on the device, int8_dynamic through at::_int_mm (the
+// int8 GEMM LibTorch offers there), the static precisions are skipped
+// (quantized:: kernels are CPU-only). `--param kernel=int_mm` is not a
+// variant; tests set it to run the _int_mm path on the CPU.
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -28,6 +32,7 @@
 #include "perfbench/workload.h"
 #include "quant_model.h"
 #include "statistics.h"
+#include "training.h"  // amp::SynchronizeDevice
 
 namespace perfbench::quant {
 namespace {
@@ -58,19 +63,27 @@ class QuantWorkload : public Workload {
     engine_ = SelectQEngine();
     auto trained = Trained(model_name_, size, ctx.seed);
     model_ = std::make_unique<QuantModel>(*trained);  // own packed weights and scales
-    if (precision_ == "int8_dynamic") model_->PrepareDynamic();
+    // int8 dynamic on a GPU, or on request on the CPU: _int_mm.
+    intmm_ = precision_ == "int8_dynamic" && (ctx.device == "cuda" || ctx.params.Get("kernel", "") == "int_mm");
+    kernel_ = precision_ == "fp32"  ? "aten fp32"
+              : intmm_              ? "at::_int_mm"
+              : precision_ == "int8_dynamic" ? "quantized::linear_dynamic"
+                                             : "quantized::linear / conv2d";
+    if (intmm_) model_->PrepareIntMm();
+    else if (precision_ == "int8_dynamic") model_->PrepareDynamic();
     if (precision_ == "int8_static") model_->Calibrate(Observer::kMinMax, miscalibrate);
     if (precision_ == "int8_static_pct") model_->Calibrate(Observer::kPercentile, miscalibrate);
+    if (ctx.device == "cuda") model_->To(torch::Device(torch::kCUDA));
     fp32_accuracy_ = trained->Accuracy("fp32");
-    accuracy_ = model_->Accuracy(precision_);
-    const auto& test = model_->data().test_x;
-    for (int64_t i = 0; i < std::min<int64_t>(queries_, test.size(0)); ++i) singles_.push_back(test.slice(0, i, i + 1));
+    accuracy_ = model_->Accuracy(intmm_ ? "int8_intmm" : precision_);
+    test_ = model_->data().test_x.to(model_->device());
+    for (int64_t i = 0; i < std::min<int64_t>(queries_, test_.size(0)); ++i) singles_.push_back(test_.slice(0, i, i + 1));
     return Status::Ok();
   }
 
   Status RunStep(StepRecorder& rec) override {
     torch::InferenceMode guard;
-    const auto& test = model_->data().test_x;
+    const auto& test = test_;
     if (scenario_ == "single_stream") {
       std::vector<double> lat;
       lat.reserve(static_cast<size_t>(queries_));
@@ -79,7 +92,7 @@ class QuantWorkload : public Workload {
         const auto& x = singles_[static_cast<size_t>(q) % singles_.size()];
         const auto t0 = Clock::now();
         auto y = Forward(x);
-        y.argmax(1).item<int64_t>();  // the answer, as a client would read it
+        y.argmax(1).item<int64_t>();  // the answer, as a client would read it (syncs a GPU)
         lat.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
       }
       const double wall = std::chrono::duration<double>(Clock::now() - start).count();
@@ -94,6 +107,7 @@ class QuantWorkload : public Workload {
     } else {
       const auto start = Clock::now();
       for (int64_t i = 0; i < test.size(0); i += 256) Forward(test.slice(0, i, std::min(i + 256, test.size(0)))).argmax(1);
+      amp::SynchronizeDevice(model_->device());
       rec.SetStepSeconds(std::chrono::duration<double>(Clock::now() - start).count());
       rec.SetItemsProcessed(static_cast<double>(test.size(0)));
     }
@@ -115,7 +129,7 @@ class QuantWorkload : public Workload {
   }
 
   std::map<std::string, std::string> Attributes() const override {
-    std::map<std::string, std::string> a = {{"qengine", engine_}, {"pctl_method", "nearest_rank"},
+    std::map<std::string, std::string> a = {{"qengine", engine_}, {"kernel", kernel_}, {"pctl_method", "nearest_rank"},
                                             {"fp32_accuracy", std::to_string(fp32_accuracy_)},
                                             {"trained", "at suite start, seeded, once per process"}};
     if (precision_ == "int8_static") a["observer"] = "minmax";
@@ -128,21 +142,25 @@ class QuantWorkload : public Workload {
  private:
   torch::Tensor Forward(const torch::Tensor& x) const {
     if (precision_ == "fp32") return model_->Fp32(x);
+    if (intmm_) return model_->Int8IntMm(x);
     if (precision_ == "int8_dynamic") return model_->Int8Dynamic(x);
     return model_->Int8Static(x);
   }
 
-  std::string model_name_, precision_, scenario_, engine_, p90_note_, p99_note_;
+  std::string model_name_, precision_, scenario_, engine_, kernel_, p90_note_, p99_note_;
+  bool intmm_ = false;
+  torch::Tensor test_;
   double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;
   int64_t queries_ = 700;
   std::unique_ptr<QuantModel> model_;
   std::vector<torch::Tensor> singles_;
 };
 
-std::string SkipReason(const Params&, const std::string& device) {
-  if (device == "cuda")
-    return "the quant suite measures CPU int8 inference (LibTorch's quantized:: kernels are CPU-only); "
-           "a GPU int8 path (_int_mm) is not implemented yet";
+std::string SkipReason(const Params& p, const std::string& device) {
+  const std::string precision = p.Get("precision");
+  if (device == "cuda" && (precision == "int8_static" || precision == "int8_static_pct"))
+    return "static int8 uses LibTorch's quantized:: kernels, which are CPU-only; on GPUs int8_dynamic runs "
+           "through at::_int_mm";
   return "";
 }
 
