@@ -62,6 +62,7 @@ class DataWorkload : public Workload {
     const int prefetch = static_cast<int>(ctx.params.GetInt("prefetch", 2));
     const bool pin = ctx.params.Get("pin_memory", "off") == "on";
     steps_ = train_ ? (size == "quick" ? 4 : 8) : (size == "quick" ? 8 : 16);
+    steps_ = static_cast<int>(ctx.params.GetInt("iters", steps_));  // tests
     const std::string source = ctx.params.Get("source", "disk");
 
     if (source == "memory") {
@@ -79,7 +80,7 @@ class DataWorkload : public Workload {
       attributes_["dataset_generated"] = files.generated ? "yes" : "no (reused)";
       auto reader = std::make_shared<const ShardReader>(files);
       ImageDataset ds(reader, spec.image, crop, ctx.seed);
-      if (source == "slow") ds.set_delay(std::chrono::milliseconds(250));  // tests: input-bound on purpose
+      if (source == "slow") ds.set_delay(std::chrono::milliseconds(500));  // tests: input-bound on purpose
       torch::manual_seed(ctx.seed);
       pipeline_ = std::make_unique<Pipeline>(ds, batch_, workers, prefetch, pin, device_);
     }
