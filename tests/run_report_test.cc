@@ -165,3 +165,52 @@ TEST(GbenchImport, ErrorsFailTheBenchmarkAndAggregatesOnlyIsRefused) {
 
 }  // namespace
 }  // namespace perfbench
+
+// The run-to-run noise floor of a pooled baseline.
+#include "compare/compare.h"
+
+namespace perfbench {
+namespace {
+
+ResultRecord Tput(std::vector<double> samples) {
+  ResultRecord r;
+  r.suite = "s";
+  r.workload = "w";
+  r.metric = "throughput";
+  r.unit = "samples/s";
+  r.higher_is_better = true;
+  r.samples = std::move(samples);
+  return r;
+}
+
+std::vector<double> Around(double center) {
+  std::vector<double> v;
+  for (int i = 0; i < 10; ++i) v.push_back(center * (1 + 0.002 * (i - 4.5)));  // +-0.9%, tight
+  return v;
+}
+
+TEST(NoiseFloor, APooledBaselineRaisesTheLimitToItsRunToRunSpread) {
+  RunData one, pooled, candidate;
+  one.results = {Tput(Around(100))};
+  pooled.results = {Tput(Around(100)), Tput(Around(108)), Tput(Around(101))};  // runs 8% apart
+  candidate.results = {Tput(Around(94))};                                    // -6% to -9%
+  const Policy policy = Policy::Default();                                   // 5% limit
+  const auto single = Compare(one, candidate, policy, false);
+  ASSERT_EQ(single.metrics.size(), 1u);
+  EXPECT_EQ(single.metrics[0].verdict, "regression");  // tight within-run samples: "significant"
+  EXPECT_EQ(single.metrics[0].baseline_runs, 1u);
+  const auto floored = Compare(pooled, candidate, policy, false);
+  const auto& m = floored.metrics[0];
+  EXPECT_EQ(m.baseline_runs, 3u);
+  EXPECT_NEAR(m.noise_floor, 8.0 / m.baseline_median, 1e-9);
+  EXPECT_NEAR(m.threshold, m.noise_floor, 1e-12);
+  EXPECT_NE(m.verdict, "regression") << m.reason;
+  EXPECT_NE(m.reason.find("run-to-run noise of 3 baseline runs"), std::string::npos) << m.reason;
+  // A drop well beyond the floor is still a regression.
+  RunData worse;
+  worse.results = {Tput(Around(80))};
+  EXPECT_EQ(Compare(pooled, worse, policy, false).metrics[0].verdict, "regression");
+}
+
+}  // namespace
+}  // namespace perfbench

@@ -146,8 +146,11 @@ std::string ChangeText(const MetricVerdict& m) {
 }
 
 std::string LimitText(const MetricVerdict& m) {
-  if (!m.absolute) return "±" + Fixed("%g", m.threshold * 100) + "%";
-  return "±" + Fixed("%g", m.threshold) + (m.unit == "1" || m.unit.empty() ? "" : " " + m.unit);
+  std::string t = !m.absolute ? "±" + Fixed("%.3g", m.threshold * 100) + "%"
+                              : "±" + Fixed("%.3g", m.threshold) + (m.unit == "1" || m.unit.empty() ? "" : " " + m.unit);
+  if (m.noise_floor > 0 && m.noise_floor >= m.threshold)
+    t += " (run-to-run noise of " + std::to_string(m.baseline_runs) + " baseline runs)";
+  return t;
 }
 
 void Judge(MetricVerdict& m, double alpha) {
@@ -177,9 +180,13 @@ void Judge(MetricVerdict& m, double alpha) {
   } else if (significant && change > t) {
     m.verdict = "improvement";
     m.reason = what + ", limit " + LimitText(m);
-  } else if (lo >= -t && hi <= t) {
+  } else if (lo >= -m.policy_threshold && hi <= m.policy_threshold) {
+    // Equivalence is claimed at the policy's limit only, never at a noise-raised one.
     m.verdict = "unchanged";
-    m.reason = what + ": interval within " + LimitText(m);
+    MetricVerdict policy_only = m;
+    policy_only.threshold = m.policy_threshold;
+    policy_only.noise_floor = 0;
+    m.reason = what + ": interval within " + LimitText(policy_only);
   } else {
     m.verdict = "inconclusive";
     if (!significant && std::fabs(change) > t)
@@ -187,6 +194,14 @@ void Judge(MetricVerdict& m, double alpha) {
     else
       m.reason = what + ": interval crosses the " + LimitText(m) + " limit; more samples would decide";
   }
+}
+
+// Medians of each run's samples, per key (a run holds one row per key).
+std::map<std::string, std::vector<double>> RunMedians(const RunData& d) {
+  std::map<std::string, std::vector<double>> out;
+  for (const auto& r : d.results)
+    if (!r.samples.empty()) out[Key(r)].push_back(stats::Median(r.samples));
+  return out;
 }
 
 std::map<std::string, ResultRecord> Index(const RunData& d) {
@@ -229,6 +244,7 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
   }
 
   const auto base = Index(a), cand = Index(b);
+  const auto base_runs = RunMedians(a);
   // Baseline order, then what only the candidate has; a set keeps this linear.
   std::vector<std::string> keys;
   std::set<std::string> seen;
@@ -251,6 +267,7 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
     const Threshold th = policy.For(r);
     m.absolute = th.absolute;
     m.threshold = th.value;
+    m.policy_threshold = th.value;
     m.informational = th.informational;
     m.n_baseline = ra ? ra->samples.size() : 0;
     m.n_candidate = rb ? rb->samples.size() : 0;
@@ -281,6 +298,13 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
     } else {
       m.tested = true;
       m.ratio = m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0;
+      if (auto it = base_runs.find(k); it != base_runs.end() && it->second.size() >= 2) {
+        const auto [lo, hi] = std::minmax_element(it->second.begin(), it->second.end());
+        m.baseline_runs = it->second.size();
+        m.noise_floor = m.absolute ? *hi - *lo
+                                   : (m.baseline_median != 0 ? (*hi - *lo) / std::fabs(m.baseline_median) : 0.0);
+        m.threshold = std::max(m.threshold, m.noise_floor);
+      }
       m.p_value = stats::MannWhitneyU(ra->samples, rb->samples).p_value;
       const bool positive = std::all_of(ra->samples.begin(), ra->samples.end(), [](double x) { return x > 0; }) &&
                             std::all_of(rb->samples.begin(), rb->samples.end(), [](double x) { return x > 0; });

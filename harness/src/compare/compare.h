@@ -9,6 +9,11 @@
 //              difference candidate - baseline.
 //   p_value    two-sided Mann-Whitney U (SciPy's definition)
 //   q_value    Benjamini-Hochberg across all metrics of the comparison
+//   limit      the policy's threshold, raised to the baseline's run-to-run
+//              noise floor when the baseline pools several runs: (max - min)
+//              of the runs' medians, relative to the pooled median (absolute
+//              for absolute thresholds). Repetitions inside one run do not see
+//              the drift between processes; the floor does.
 // Verdicts, oriented by the metric's direction:
 //   regression    q < alpha AND the change is worse than the threshold
 //   improvement   q < alpha AND the change is better than the threshold
@@ -76,7 +81,10 @@ struct MetricVerdict {
   double baseline_median = 0, candidate_median = 0;
   double ratio = 0, ci_low = 0, ci_high = 0;  // ratio (or difference for absolute thresholds)
   bool absolute = false;
-  double threshold = 0;
+  double threshold = 0;        // the limit applied: max(policy's, noise floor)
+  double policy_threshold = 0; // the policy's limit; `unchanged` is always judged against it
+  double noise_floor = 0;      // run-to-run spread of the baseline's runs (0: one run)
+  size_t baseline_runs = 1;
   double p_value = 1, q_value = 1;
   bool tested = false;  // p (and q unless informational) computed
   bool informational = false;

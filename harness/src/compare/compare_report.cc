@@ -173,6 +173,8 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
     j["p_value"] = num(m->p_value, m->tested);
     j["q_value"] = num(m->q_value, m->tested && !m->informational);
     j["threshold"] = m->threshold;
+    j["noise_floor"] = num(m->noise_floor, m->baseline_runs >= 2 && m->tested);
+    j["baseline_runs"] = m->baseline_runs;
     j["threshold_kind"] = m->informational ? "informational" : m->absolute ? "absolute" : "relative";
     j["verdict"] = m->verdict;
     j["reason"] = m->reason;
