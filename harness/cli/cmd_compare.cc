@@ -57,11 +57,7 @@ int CompareCmd(const std::vector<std::string>& args) {
   }
   const bool only_changed = vm["only-changed"].as<bool>();
   const bool to_file = vm.count("output") > 0;
-  std::string text;
-  if (format == "table") text = ComparisonTable(c, a, b, !to_file && StdoutIsTerminal(), only_changed);
-  if (format == "markdown") text = ComparisonMarkdown(c, a, b, only_changed);
-  if (format == "json") text = ComparisonJson(c, a, b, only_changed).dump(2) + "\n";
-  if (format == "junit") text = ComparisonJunit(c, a, b);
+  const std::string text = RenderComparison(format, c, a, b, !to_file && StdoutIsTerminal(), only_changed);
   if (to_file) {
     WriteAtomically(vm["output"].as<std::string>(), text, "--output");
   } else {

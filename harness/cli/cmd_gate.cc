@@ -222,12 +222,8 @@ int GateCmd(const std::vector<std::string>& args) {
   candidate.run = store->GetRun(run_id);
 
   // Reports.
-  auto render = [&](const std::string& f, bool color) -> std::string {
-    if (f == "table") return ComparisonTable(c, baseline, candidate, color, false);
-    if (f == "markdown") return ComparisonMarkdown(c, baseline, candidate, false);
-    if (f == "json") return ComparisonJson(c, baseline, candidate, false).dump(2) + "\n";
-    if (f == "junit") return ComparisonJunit(c, baseline, candidate);
-    return "";
+  auto render = [&](const std::string& f, bool color) {
+    return RenderComparison(f, c, baseline, candidate, color, /*only_changed=*/false);
   };
   if (vm.count("junit")) WriteAtomically(vm["junit"].as<std::string>(), render("junit", false), "--junit");
   if (vm.count("markdown")) WriteAtomically(vm["markdown"].as<std::string>(), render("markdown", false), "--markdown");

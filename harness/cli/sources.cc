@@ -119,6 +119,15 @@ Policy LoadPolicy(const std::string& flag_value) {
   }
 }
 
+std::string RenderComparison(const std::string& format, const Comparison& c, const RunData& a, const RunData& b,
+                             bool color, bool only_changed) {
+  if (format == "table") return ComparisonTable(c, a, b, color, only_changed);
+  if (format == "markdown") return ComparisonMarkdown(c, a, b, only_changed);
+  if (format == "json") return ComparisonJson(c, a, b, only_changed).dump(2) + "\n";
+  if (format == "junit") return ComparisonJunit(c, a, b);
+  return "";
+}
+
 void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag) {
   const std::string tmp = path + ".tmp." + std::to_string(getpid());
   auto fail = [&]() {

@@ -48,6 +48,10 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role);
 // naming the problem in the file.
 Policy LoadPolicy(const std::string& flag_value);
 
+// One comparison report: "table" (coloured when `color`), "markdown", "json" or "junit".
+std::string RenderComparison(const std::string& format, const Comparison& c, const RunData& a, const RunData& b,
+                             bool color, bool only_changed);
+
 // Writes through a temporary file and rename, so nobody reads half a file.
 void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag);
 

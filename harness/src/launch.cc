@@ -20,6 +20,16 @@ int ToInt(const char* name, const char* value, int min) {
   return v;
 }
 
+// A launcher's rank and world size: both integers, rank below world.
+void RankAndWorld(const char* rank_var, const char* rank, const char* world_var, const char* world,
+                  DistributedLaunch* l) {
+  l->rank = ToInt(rank_var, rank, 0);
+  l->world_size = ToInt(world_var, world, 1);
+  if (l->rank >= l->world_size)
+    throw std::invalid_argument(std::string(rank_var) + "=" + std::to_string(l->rank) + " is not below " + world_var +
+                                "=" + std::to_string(l->world_size));
+}
+
 }  // namespace
 
 std::string FirstSlurmHost(const std::string& nodelist) {
@@ -52,11 +62,7 @@ DistributedLaunch ParseLaunchEnvironment(const std::function<const char*(const c
       throw std::invalid_argument("torchrun-style launch needs both RANK and WORLD_SIZE");
     l.mode = DistributedLaunch::Mode::kExternal;
     l.source = "torchrun";
-    l.rank = ToInt("RANK", get("RANK"), 0);
-    l.world_size = ToInt("WORLD_SIZE", get("WORLD_SIZE"), 1);
-    if (l.rank >= l.world_size)
-      throw std::invalid_argument("RANK=" + std::to_string(l.rank) + " is not below WORLD_SIZE=" +
-                                  std::to_string(l.world_size));
+    RankAndWorld("RANK", get("RANK"), "WORLD_SIZE", get("WORLD_SIZE"), &l);
     l.local_rank = get("LOCAL_RANK") ? ToInt("LOCAL_RANK", get("LOCAL_RANK"), 0) : 0;
     l.nproc_per_node = get("LOCAL_WORLD_SIZE") ? ToInt("LOCAL_WORLD_SIZE", get("LOCAL_WORLD_SIZE"), 1) : 1;
     l.master_addr = get("MASTER_ADDR") ? get("MASTER_ADDR") : "127.0.0.1";
@@ -64,11 +70,7 @@ DistributedLaunch ParseLaunchEnvironment(const std::function<const char*(const c
   } else if (get("SLURM_PROCID") && get("SLURM_NTASKS")) {
     l.mode = DistributedLaunch::Mode::kExternal;
     l.source = "slurm";
-    l.rank = ToInt("SLURM_PROCID", get("SLURM_PROCID"), 0);
-    l.world_size = ToInt("SLURM_NTASKS", get("SLURM_NTASKS"), 1);
-    if (l.rank >= l.world_size)
-      throw std::invalid_argument("SLURM_PROCID=" + std::to_string(l.rank) + " is not below SLURM_NTASKS=" +
-                                  std::to_string(l.world_size));
+    RankAndWorld("SLURM_PROCID", get("SLURM_PROCID"), "SLURM_NTASKS", get("SLURM_NTASKS"), &l);
     l.local_rank = get("SLURM_LOCALID") ? ToInt("SLURM_LOCALID", get("SLURM_LOCALID"), 0) : 0;
     if (const char* per = get("SLURM_NTASKS_PER_NODE")) {
       // "4" or "4(x2)": the count before any '('.

@@ -212,16 +212,16 @@ std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
   }
 
   // Derived, paired metrics against the reference variant of the group.
-  const Live* ref = nullptr;
+  Live* ref = nullptr;
   if (!info.compare_param.empty()) {
-    for (const auto& v : live)
+    for (auto& v : live)
       if (v.outcome.variant.params.Get(info.compare_param) == info.reference_value) ref = &v;
   }
   if (ref != nullptr && ref->active) {
     const auto& rs = ref->outcome.samples;
     if (info.FindMetric("scaling_efficiency") && rs.count("throughput")) {
-      auto& self = const_cast<Live*>(ref)->outcome.samples["scaling_efficiency"];
-      self.assign(rs.at("throughput").size(), 1.0);  // T(1) / (1 * T(1))
+      // T(1) / (1 * T(1)) = 1 by definition (std::map inserts keep rs valid).
+      ref->outcome.samples["scaling_efficiency"].assign(rs.at("throughput").size(), 1.0);
     }
     for (auto& v : live) {
       if (&v == ref || !v.active) continue;

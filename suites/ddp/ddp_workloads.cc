@@ -160,6 +160,16 @@ class GradSync {
   std::vector<unsigned> hooks_;
 };
 
+// Injected faults (tests): hang for ever, be SIGKILLed, or exit with status 3.
+[[noreturn]] void Misbehave(const Fault& fault, int rank) {
+  if (fault.mode == "hang")
+    for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  if (fault.mode == "kill") raise(SIGKILL);  // as the OOM killer or a scheduler would
+  std::fprintf(stderr, "injected fault: rank %d dies at step %lld\n", rank, static_cast<long long>(fault.step));
+  std::fflush(stderr);
+  _exit(3);
+}
+
 // What one step measured, gathered on every rank.
 struct Gathered {
   std::vector<std::vector<double>> per_rank;  // [rank][values]
@@ -194,7 +204,7 @@ class TrainCore : public Core {
   size_t buckets() const { return sync_->buckets(); }
 
   Gathered Step(int64_t k) override {
-    if (fault_.Hits(ranks_.rank(), k)) Misbehave();
+    if (fault_.Hits(ranks_.rank(), k)) Misbehave(fault_, ranks_.rank());
     const auto& b = batches_[static_cast<size_t>(k) % batches_.size()];
     double t_sync = 0, t_nosync = 0, checksum = 0;
     auto synced = [&] {
@@ -243,14 +253,6 @@ class TrainCore : public Core {
       if (p.grad().defined()) s += (i++) * p.grad().to(torch::kFloat64).sum().item<double>();
     return s;
   }
-  [[noreturn]] void Misbehave() {
-    if (fault_.mode == "hang")
-      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-    if (fault_.mode == "kill") raise(SIGKILL);  // as the OOM killer or a scheduler would
-    std::fprintf(stderr, "injected fault: rank %d dies at step %lld\n", ranks_.rank(), static_cast<long long>(fault_.step));
-    std::fflush(stderr);
-    _exit(3);
-  }
   Ranks& ranks_;
   std::unique_ptr<amp::Trainer> trainer_;
   std::vector<amp::Batch> batches_;
@@ -281,11 +283,7 @@ class AllreduceCore : public Core {
   int iters() const { return iters_; }
 
   Gathered Step(int64_t k) override {
-    if (fault_.Hits(ranks_.rank(), k)) {
-      if (fault_.mode == "hang")
-        for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
-      _exit(3);
-    }
+    if (fault_.Hits(ranks_.rank(), k)) Misbehave(fault_, ranks_.rank());
     ranks_.Phase("all-reduce step " + std::to_string(k));
     ranks_.Barrier();
     amp::SynchronizeDevice(ranks_.device());
@@ -409,8 +407,6 @@ class DdpWorkload : public Workload {
     at::set_num_threads(saved_threads_);
   }
 
-  std::string spec_launch_source_ = "self";
-
  private:
   void Record(const Gathered& g, StepRecorder& rec) {
     if (kind_ == "train") {
@@ -449,6 +445,7 @@ class DdpWorkload : public Workload {
 
   std::string kind_;
   Spec spec_;
+  std::string spec_launch_source_ = "self";
   int world_ = 1;
   int saved_threads_ = 1;
   int64_t step_ = 0;

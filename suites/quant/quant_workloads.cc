@@ -59,6 +59,7 @@ class QuantWorkload : public Workload {
     const std::string size = ctx.params.Get("size", ctx.quick ? "quick" : "full");
     min_ratio_ = std::stod(ctx.params.Get("min_accuracy_ratio", "0.99"));
     queries_ = ctx.params.GetInt("queries", size == "quick" ? 700 : 2048);
+    if (queries_ < 1) return Status::Error("queries must be at least 1");
     const double miscalibrate = std::stod(ctx.params.Get("miscalibrate", "1"));
     engine_ = SelectQEngine();
     auto trained = Trained(model_name_, size, ctx.seed);
