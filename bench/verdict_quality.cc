@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "statistics.h"
+#include "perfbench/statistics.h"
 #include "verdict_sim.h"
 
 using namespace perfbench;

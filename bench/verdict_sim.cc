@@ -95,15 +95,15 @@ Outcome Simulate(const Config& c) {
       const int i = std::stoi(m.workload.substr(1));
       if (i < regressed) {
         ++out.regressed_metrics;
-        out.detected += m.verdict == "regression";
-        out.unchanged_claims_on_regressed += m.verdict == "unchanged";
+        out.detected += m.verdict == Verdict::kRegression;
+        out.unchanged_claims_on_regressed += m.verdict == Verdict::kUnchanged;
       } else {
         ++out.null_metrics;
-        if (m.verdict == "regression") {
+        if (m.verdict == Verdict::kRegression) {
           ++out.false_regressions;
           false_alarm = true;
         }
-        out.false_improvements += m.verdict == "improvement";
+        out.false_improvements += m.verdict == Verdict::kImprovement;
       }
     }
     ++out.comparisons;

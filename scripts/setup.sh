@@ -18,7 +18,7 @@ say() { printf 'setup: %s\n' "$*" >&2; }
 # 1. Debian packages: compiler, CMake, and the libraries perfbench links.
 packages=(build-essential cmake ccache git python3 python3-venv
           libsqlite3-dev nlohmann-json3-dev libboost-program-options-dev libgtest-dev
-          libbenchmark-dev libgloo-dev libjpeg62-turbo-dev)
+          libbenchmark-dev libgloo-dev libjpeg62-turbo-dev libfmt-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -14,14 +14,21 @@
 namespace perfbench {
 namespace {
 
+RunSettings AmpSelection(const std::string& filter) {
+  RunSettings s = RunSettings::Defaults(/*quick=*/true);
+  s.suites = {"amp"};
+  s.filter = filter;
+  return s;
+}
+
 std::vector<VariantOutcome> RunAmp(const std::string& filter, int warmup, int reps) {
-  RunSettings s;
-  s.quick = true;
+  RunSettings s = AmpSelection(filter);
+  s.device = "cpu";
   s.warmup_steps = warmup;
   s.repetitions = reps;
   Runner runner(s, GetDeviceBackend());
   std::vector<VariantOutcome> all;
-  runner.RunAll(GroupVariants(SelectVariants({{"amp"}, filter, true, {}})), [&](const auto& outs) {
+  runner.RunAll(GroupVariants(SelectVariants(s)), [&](const auto& outs) {
     all.insert(all.end(), outs.begin(), outs.end());
   });
   return all;
@@ -30,7 +37,7 @@ std::vector<VariantOutcome> RunAmp(const std::string& filter, int warmup, int re
 TEST(Amp, TheTorchBackendIsInstalled) { EXPECT_EQ(GetDeviceBackend().Name(), "torch"); }
 
 TEST(Amp, RegistersMlpCnnAndTransformerInThreePrecisions) {
-  auto v = SelectVariants({{"amp"}, "", true, {}});
+  auto v = SelectVariants(AmpSelection(""));
   std::set<std::string> names;
   for (const auto& x : v) names.insert(x.FullName());
   for (const char* w : {"mlp", "cnn", "transformer"})
@@ -43,17 +50,17 @@ TEST(Amp, MlpRunsInEveryPrecisionWithLossParity) {
   ASSERT_EQ(out.size(), 3u);
   for (const auto& o : out) {
     const std::string p = o.variant.params.Get("precision");
-    if (o.status == OutcomeStatus::kSkipped) {
+    if (o.status == ResultStatus::kSkipped) {
       EXPECT_EQ(p, "fp16") << o.reason;  // only fp16 may be skipped, and only for missing ops
       continue;
     }
-    ASSERT_EQ(o.status, OutcomeStatus::kOk) << p << ": " << o.reason;
+    ASSERT_EQ(o.status, ResultStatus::kOk) << p << ": " << o.reason;
     for (const char* m : {"throughput", "step_time", "peak_memory", "peak_rss", "loss"})
       EXPECT_EQ(o.samples.at(m).size(), 3u) << p << " " << m;
     EXPECT_GT(o.samples.at("peak_memory")[0], 1e5) << "weights alone are >1 MB";
     if (p != "fp32") {
       EXPECT_EQ(o.samples.at("speedup").size(), 3u);
-      for (double d : o.samples.at("loss_delta")) EXPECT_LE(d, amp::LossTolerance(amp::ParsePrecision(p)));
+      for (double d : o.samples.at("loss_delta")) EXPECT_LE(d, amp::LossTolerance(common::ParsePrecision(p)));
     }
   }
 }
@@ -61,21 +68,21 @@ TEST(Amp, MlpRunsInEveryPrecisionWithLossParity) {
 TEST(Amp, CnnFp32AndBf16Run) {
   auto out = RunAmp("cnn/precision:(fp32|bf16)", 1, 2);
   ASSERT_EQ(out.size(), 2u);
-  for (const auto& o : out) ASSERT_EQ(o.status, OutcomeStatus::kOk) << o.reason;
+  for (const auto& o : out) ASSERT_EQ(o.status, ResultStatus::kOk) << o.reason;
   EXPECT_LT(out[1].samples.at("peak_memory")[0], out[0].samples.at("peak_memory")[0])
       << "bf16 activations should take less memory than fp32";
 }
 
 TEST(Amp, TrainingLearnsTheSyntheticTask) {
-  amp::ModelDef def;
+  common::ModelDef def;
   def.make = [](const std::string&) {
-    return amp::Model::Of(torch::nn::Sequential(torch::nn::Linear(16, 32), torch::nn::GELU(), torch::nn::Linear(32, 10)));
+    return common::Model::Of(torch::nn::Sequential(torch::nn::Linear(16, 32), torch::nn::GELU(), torch::nn::Linear(32, 10)));
   };
   def.sample_shape = [](const std::string&) { return std::vector<int64_t>{16}; };
   def.batch = [](const std::string&) { return int64_t{64}; };
   torch::manual_seed(1);
-  amp::Trainer t(def.make(""), amp::Precision::kFp32, torch::kCPU);
-  auto batches = amp::MakeBatches(def, "", 1, 1, torch::kCPU);
+  common::Trainer t(def.make(""), common::Precision::kFp32, torch::kCPU);
+  auto batches = common::MakeBatches(def, "", 1, 1, torch::kCPU);
   const double first = t.Step(batches[0]).item<double>();
   double last = first;
   for (int i = 0; i < 50; ++i) last = t.Step(batches[0]).item<double>();
@@ -83,13 +90,13 @@ TEST(Amp, TrainingLearnsTheSyntheticTask) {
 }
 
 TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
-  if (!amp::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << amp::LossScalingUnavailable("cpu");
-  amp::ModelDef def;
-  def.make = [](const std::string&) { return amp::Model::Of(torch::nn::Sequential(torch::nn::Linear(8, 10))); };
+  if (!common::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << common::LossScalingUnavailable("cpu");
+  common::ModelDef def;
+  def.make = [](const std::string&) { return common::Model::Of(torch::nn::Sequential(torch::nn::Linear(8, 10))); };
   def.sample_shape = [](const std::string&) { return std::vector<int64_t>{8}; };
   def.batch = [](const std::string&) { return int64_t{4}; };
-  amp::Trainer t(def.make(""), amp::Precision::kFp16, torch::kCPU);
-  auto b = amp::MakeBatches(def, "", 1, 3, torch::kCPU)[0];
+  common::Trainer t(def.make(""), common::Precision::kFp16, torch::kCPU);
+  auto b = common::MakeBatches(def, "", 1, 3, torch::kCPU)[0];
   b.x.mul_(1e30);  // fp16 overflows -> inf gradients -> step skipped, scale halved
   const auto before = t.Parameters()[0].clone();
   t.Step(b);
@@ -100,13 +107,13 @@ TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
 TEST(Amp, AutocastGuardRestoresTheThreadState) {
   ASSERT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
   {
-    amp::AutocastGuard g(c10::kCPU, at::kBFloat16);
+    common::AutocastGuard g(c10::kCPU, at::kBFloat16);
     EXPECT_TRUE(at::autocast::is_autocast_enabled(c10::kCPU));
     auto y = torch::nn::Linear(4, 4)->forward(torch::randn({2, 4}));
     EXPECT_EQ(y.scalar_type(), at::kBFloat16);
   }
   EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
-  EXPECT_THROW(amp::ParsePrecision("int4"), std::invalid_argument);
+  EXPECT_THROW(common::ParsePrecision("int4"), std::invalid_argument);
 }
 
 }  // namespace

@@ -13,14 +13,13 @@
 #include <sstream>
 #include <string>
 
+#include "support/process.h"
+
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int code = -1;
-  std::string out, err;
-};
+using Result = perfbench::testing::ProcessResult;
 
 class Cli : public ::testing::Test {
  protected:
@@ -35,28 +34,10 @@ class Cli : public ::testing::Test {
 
   // Runs `perfbench <args>` in the test directory; stdout and stderr apart.
   Result Run(const std::string& args, const std::string& env = "") {
-    const std::string err_file = (dir_ / "stderr.txt").string();
-    const std::string cmd = "cd '" + dir_.string() + "' && env -u PERFBENCH_DB " + env + " " + PERFBENCH_BIN +
-                            " " + args + " 2>'" + err_file + "'";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::ifstream in(err_file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    r.err = ss.str();
-    return r;
+    return perfbench::testing::RunIn(dir_, "env -u PERFBENCH_DB " + env + " " + PERFBENCH_BIN + " " + args);
   }
   bool Exists(const std::string& name) { return fs::exists(dir_ / name); }
-  static int Lines(const std::string& s) {
-    int n = 0;
-    for (char c : s) n += c == '\n';
-    return n;
-  }
+  static int Lines(const std::string& s) { return perfbench::testing::Lines(s); }
 
   fs::path dir_;
 };
@@ -173,11 +154,31 @@ TEST_F(Cli, AFailingWorkloadIsRecordedAndTheRunGoesOnWithExitFour) {
     }
 }
 
-TEST_F(Cli, TimeLimitFailsTheWorkload) {
+TEST_F(Cli, AVariantWhoseStepsCannotFitItsBudgetIsSkippedNamingItsStepTime) {
+  // Three 50 ms warm-up steps leave at most 0.15 s of 0.3: fewer than the 5
+  // repetitions a verdict needs, so it is skipped before timing, not failed.
   auto r = Run("run --suite selftest --filter mode:slow --repetitions 200 --timeout 0.3 --format json");
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["results"][0]["status"], "skipped");
+  const std::string reason = doc["results"][0]["reason"];
+  EXPECT_NE(reason.find("mode:slow step"), std::string::npos) << reason;
+  EXPECT_NE(reason.find("0.3 s budget per variant"), std::string::npos) << reason;
+}
+
+TEST_F(Cli, AVariantStillOverItsBudgetFailsAndItsSiblingsAreStored) {
+  // Without warm-up there is no step time to project from: the budget cuts it.
+  auto r = Run("run --suite selftest --filter 'mode:(slow|ok)' --repetitions 200 --warmup 0 --timeout 0.5 --format json");
   EXPECT_EQ(r.code, 4);
   auto doc = nlohmann::json::parse(r.out);
-  EXPECT_NE(doc["results"][0]["reason"].get<std::string>().find("time limit"), std::string::npos);
+  std::map<std::string, std::string> status, reason;
+  for (const auto& res : doc["results"]) {
+    status[res["params"]["mode"]] = res["status"];
+    reason[res["params"]["mode"]] = res["reason"];
+  }
+  EXPECT_EQ(status["slow"], "failed");
+  EXPECT_NE(reason["slow"].find("time limit of 0.5 s exceeded after"), std::string::npos) << reason["slow"];
+  EXPECT_EQ(status["ok"], "ok");
 }
 
 TEST_F(Cli, DatabasePathComesFromFlagThenEnvironment) {
@@ -489,6 +490,71 @@ TEST_F(Compare, GoogleBenchmarkJsonImportsAsARun) {
   ASSERT_EQ(Run("import '" + fixture + "' --label gb2 --suite stats").code, 0);
   EXPECT_EQ(Run("compare gb gb2").code, 0);
   EXPECT_EQ(Run("compare gb gb2 --strict").code, 3);
+}
+
+TEST_F(Cli, ShowJsonAndBaselineExportOfAnExistingDatabaseAreUnchanged) {
+  // golden_runs.db and its outputs were made by the build before the
+  // settings/enum/result-key refactor: the JSON contracts must not move.
+  fs::copy_file(fs::path(PERFBENCH_FIXTURES) / "golden_runs.db", dir_ / "g.db");
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  };
+  for (const char* run : {"1", "2"}) {
+    auto r = Run(std::string("show ") + run + " --db g.db --format json");
+    ASSERT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, slurp(fs::path(PERFBENCH_FIXTURES) / (std::string("golden_show_run") + run + ".json"))) << run;
+  }
+  ASSERT_EQ(Run("baseline export fxbase out.json --db g.db").code, 0);
+  EXPECT_EQ(slurp(dir_ / "out.json"), slurp(fs::path(PERFBENCH_FIXTURES) / "golden_baseline_export.json"));
+}
+
+TEST_F(Cli, AGateMatchesABaselineWhoseParamsAreInAnotherOrder) {
+  ASSERT_EQ(Run("run --suite selftest --filter 'paced/step_ms:1/' --repetitions 5 --warmup 1 --format none").code, 0);
+  ASSERT_EQ(Run("baseline set b latest").code, 0);
+  ASSERT_EQ(Run("baseline export b b.json").code, 0);
+  nlohmann::ordered_json doc = nlohmann::ordered_json::parse(std::ifstream(dir_ / "b.json"));
+  for (auto& res : doc["results"]) {
+    ASSERT_EQ(res["params"].begin().key(), "step_ms");
+    nlohmann::ordered_json reversed = nlohmann::ordered_json::object();
+    reversed["mode"] = res["params"]["mode"];
+    reversed["step_ms"] = res["params"]["step_ms"];
+    res["params"] = reversed;
+  }
+  std::ofstream(dir_ / "reordered.json") << doc.dump(2);
+  auto r = Run("gate --baseline reordered.json --format json");
+  EXPECT_NE(r.code, 2) << r.err;
+  EXPECT_EQ(r.err.find("none of the baseline"), std::string::npos) << r.err;
+  auto report = nlohmann::json::parse(r.out);
+  bool matched = false;
+  for (const auto& m : report["metrics"])
+    if (m["metric"] == "step_time") matched = m["n_baseline"] == 5 && m["n_candidate"].get<int>() >= 5;
+  EXPECT_TRUE(matched) << r.out;
+}
+
+TEST_F(Cli, AGateRestoresTheBaselinesSettings) {
+  ASSERT_EQ(Run("run --suite selftest --filter mode:ok --repetitions 6 --warmup 1 --seed 9 --timeout 77 "
+                "--format none --data-dir dd").code, 0);
+  ASSERT_EQ(Run("baseline set b latest").code, 0);
+  ASSERT_EQ(Run("gate --baseline b --format none --allow-inconclusive").code, 0);  // checksum counts steps
+  auto show = nlohmann::json::parse(Run("show latest --format json").out);
+  const auto& s = show["run"]["settings"];
+  EXPECT_EQ(s["repetitions"], 6);
+  EXPECT_EQ(s["warmup_steps"], 1);
+  EXPECT_EQ(s["seed"], 9);
+  EXPECT_EQ(s["timeout_s"], 77.0);
+  EXPECT_EQ(s["data_dir"], "dd");
+  EXPECT_EQ(s["filter"], "mode:ok");
+}
+
+TEST_F(Cli, EnvPrintsOneLinePerField) {
+  auto r = Run("env");
+  ASSERT_EQ(r.code, 0);
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);)
+    EXPECT_TRUE(!line.empty() && line[0] != ' ' && line[0] != '\t') << "continuation line: '" << line << "'";
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "common/synthetic_images.h"
 #include "dataset.h"
 #include "perfbench/posix_fs.h"
 #include "registry.h"
@@ -101,7 +102,7 @@ TEST_F(DataTest, LabelsAndPixelsSurviveTheRoundTrip) {
   std::vector<uint8_t> bytes, rgb, decoded(24 * 24 * 3);
   int64_t label = 0, want = 0;
   reader.Read(17, &bytes, &label);
-  SynthesizeImage(7, 17, 24, 10, &rgb, &want);
+  common::SynthesizeImage(7, 17, 24, 10, &rgb, &want);
   EXPECT_EQ(label, want);
   DecodeJpeg(bytes.data(), bytes.size(), 24, 24, decoded.data());
   double err = 0;
@@ -167,7 +168,11 @@ double WaitShare(const std::string& source, const std::string& root) {
   EXPECT_NE(train, nullptr);
   Params p{{"workers", "0"}, {"prefetch", "2"}, {"pin_memory", "off"}, {"batch_size", "2"}, {"size", "quick"}, {"iters", "1"},
            {"source", source}};
-  RunContext ctx{p, "cpu", 42, true, 1, root, {}};
+  RunSettings settings = RunSettings::Defaults(/*quick=*/true);
+  settings.device = "cpu";
+  settings.threads = 1;
+  settings.data_dir = root;
+  RunContext ctx{p, settings};
   // One intra-op thread: on a loaded machine OpenMP's spinning threads can
   // make the small training step many times slower than it is.
   const int threads = at::get_num_threads();

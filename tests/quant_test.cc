@@ -99,7 +99,10 @@ Status GateFor(const std::string& miscalibrate) {
   EXPECT_NE(mlp, nullptr);
   Params p{{"scenario", "offline"}, {"precision", "int8_static"}, {"size", "quick"},
            {"min_accuracy_ratio", "0.99"}, {"miscalibrate", miscalibrate}};
-  RunContext ctx{p, "cpu", 42, true, 1, "", {}};
+  RunSettings settings = RunSettings::Defaults(/*quick=*/true);
+  settings.device = "cpu";
+  settings.threads = 1;
+  RunContext ctx{p, settings};
   auto w = mlp->factory();
   EXPECT_TRUE(w->SetUp(ctx).ok());
   NullRecorder rec;

@@ -50,28 +50,38 @@ TEST(Params, MatchIgnoresOrderButEncodeKeepsIt) {
   EXPECT_THROW(Params({{"n", "abc"}}).GetInt("n", 0), std::invalid_argument);
 }
 
+// A selection: suites, filter, quick, overrides.
+RunSettings Sel(std::vector<std::string> suites, std::string filter, bool quick,
+                std::vector<ParamOverride> overrides = {}) {
+  RunSettings s = RunSettings::Defaults(quick);
+  s.suites = std::move(suites);
+  s.filter = std::move(filter);
+  s.overrides = std::move(overrides);
+  return s;
+}
+
 TEST(Registry, SelectsQuickVariantsAndHidesHiddenSuites) {
-  auto all = SelectVariants({});
+  auto all = SelectVariants(RunSettings{});
   bool saw_hidden = false;
   for (const auto& v : all) saw_hidden |= v.workload->info.suite == "regtest_hidden";
   EXPECT_FALSE(saw_hidden);
-  auto quick = SelectVariants({{"regtest"}, "", true, {}});
+  auto quick = SelectVariants(Sel({"regtest"}, "", true));
   ASSERT_EQ(quick.size(), 2u);
   EXPECT_EQ(quick[0].FullName(), "regtest/alpha/precision:fp32/size:quick");
-  auto hidden = SelectVariants({{"regtest_hidden"}, "", false, {}});
+  auto hidden = SelectVariants(Sel({"regtest_hidden"}, "", false));
   EXPECT_EQ(hidden.size(), 2u);
 }
 
 TEST(Registry, FilterIsARegexOnTheFullName) {
-  auto v = SelectVariants({{"regtest"}, "precision:bf16", false, {}});
+  auto v = SelectVariants(Sel({"regtest"}, "precision:bf16", false));
   ASSERT_EQ(v.size(), 1u);
   EXPECT_EQ(v[0].params.Get("precision"), "bf16");
-  EXPECT_THROW(SelectVariants({{"regtest"}, "(", false, {}}), std::invalid_argument);
+  EXPECT_THROW(SelectVariants(Sel({"regtest"}, "(", false)), std::invalid_argument);
 }
 
 TEST(Registry, UnknownSuiteIsAnErrorNamingIt) {
   try {
-    SelectVariants({{"nope"}, "", false, {}});
+    SelectVariants(Sel({"nope"}, "", false));
     FAIL() << "expected an exception";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("nope"), std::string::npos);
@@ -79,8 +89,7 @@ TEST(Registry, UnknownSuiteIsAnErrorNamingIt) {
 }
 
 TEST(Registry, ParamOverridesReplaceValuesAndDropDuplicates) {
-  Selection sel{{"regtest"}, "", false, {}};
-  sel.overrides = {{"precision", {"fp32", "fp64", "fp32"}}, {"absent", {"x"}}};
+  RunSettings sel = Sel({"regtest"}, "", false, {{"precision", {"fp32", "fp64", "fp32"}}, {"absent", {"x"}}});
   auto v = SelectVariants(sel);
   ASSERT_EQ(v.size(), 2u);  // fp32 and fp64, each once; "absent" touches nothing
   EXPECT_EQ(v[0].params.Get("precision"), "fp32");
@@ -89,7 +98,7 @@ TEST(Registry, ParamOverridesReplaceValuesAndDropDuplicates) {
 }
 
 TEST(Registry, GroupsVariantsThatDifferOnlyInTheCompareParam) {
-  auto groups = GroupVariants(SelectVariants({{"regtest"}, "", false, {}}));
+  auto groups = GroupVariants(SelectVariants(Sel({"regtest"}, "", false)));
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].variants.size(), 2u);
 }

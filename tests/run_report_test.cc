@@ -15,7 +15,7 @@ RunRecord SomeRun() {
   r.label = "nightly";
   r.started_at = "2026-12-02T18:00:00Z";
   r.finished_at = "2026-12-02T18:01:00Z";
-  r.status = "complete";
+  r.status = RunStatus::kComplete;
   r.hostname = "box";
   r.profile_key = "00ff00ff00ff00ff";
   r.fingerprint = {{"cpu_model", "CPU"}, {"cpu_cores", 2}};
@@ -128,7 +128,7 @@ TEST(GbenchImport, EachBenchmarkIsAWorkloadAndRepetitionsAreSamples) {
   EXPECT_EQ(results[6].workload, "BM_Compare/200");
   EXPECT_NEAR(results[6].samples[0], doc["benchmarks"][14]["real_time"].get<double>() * 1e-3, 1e-15);  // ms
   EXPECT_EQ(run.fingerprint["cpu_threads"], 2);
-  EXPECT_EQ(run.status, "imported");
+  EXPECT_EQ(run.status, RunStatus::kImported);
   EXPECT_EQ(run.started_at, "2026-12-02T19:45:50Z");
 }
 
@@ -139,7 +139,7 @@ TEST(GbenchImport, ErrorsFailTheBenchmarkAndAggregatesOnlyIsRefused) {
   RunRecord run;
   std::vector<ResultRecord> results;
   RunFromGoogleBenchmarkJson(doc, "gbench", &run, &results);
-  EXPECT_EQ(results[0].status, "failed");
+  EXPECT_EQ(results[0].status, ResultStatus::kFailed);
   EXPECT_EQ(results[0].reason, "out of memory");
   EXPECT_EQ(results[0].samples.size(), 2u);  // the other repetitions still count
 
@@ -197,19 +197,19 @@ TEST(NoiseFloor, APooledBaselineRaisesTheLimitToItsRunToRunSpread) {
   const Policy policy = Policy::Default();                                   // 5% limit
   const auto single = Compare(one, candidate, policy, false);
   ASSERT_EQ(single.metrics.size(), 1u);
-  EXPECT_EQ(single.metrics[0].verdict, "regression");  // tight within-run samples: "significant"
+  EXPECT_EQ(single.metrics[0].verdict, Verdict::kRegression);  // tight within-run samples: "significant"
   EXPECT_EQ(single.metrics[0].baseline_runs, 1u);
   const auto floored = Compare(pooled, candidate, policy, false);
   const auto& m = floored.metrics[0];
   EXPECT_EQ(m.baseline_runs, 3u);
   EXPECT_NEAR(m.noise_floor, 8.0 / m.baseline_median, 1e-9);
   EXPECT_NEAR(m.threshold, m.noise_floor, 1e-12);
-  EXPECT_NE(m.verdict, "regression") << m.reason;
+  EXPECT_NE(m.verdict, Verdict::kRegression) << m.reason;
   EXPECT_NE(m.reason.find("run-to-run noise of 3 baseline runs"), std::string::npos) << m.reason;
   // A drop well beyond the floor is still a regression.
   RunData worse;
   worse.results = {Tput(Around(80))};
-  EXPECT_EQ(Compare(pooled, worse, policy, false).metrics[0].verdict, "regression");
+  EXPECT_EQ(Compare(pooled, worse, policy, false).metrics[0].verdict, Verdict::kRegression);
 }
 
 }  // namespace

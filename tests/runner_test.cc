@@ -3,10 +3,10 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
+#include <algorithm>
+
 #include <memory>
 #include <stdexcept>
-#include <thread>
 
 namespace perfbench {
 namespace {
@@ -34,7 +34,10 @@ struct Script {
   FakeBackend* backend = nullptr;
   int throw_at_step = -1;        // for variant "bad"
   bool skip_bad = false;
-  int sleep_ms = 0;
+  // A fake clock: each step of a variant advances it by that variant's
+  // seconds ("slow": slow_s, others fast_s); set-up costs nothing.
+  double now = 0;
+  double fast_s = 0, slow_s = 0;
   bool verify_fails = false;
   bool undeclared = false;
 };
@@ -54,7 +57,7 @@ class Scripted final : public Workload {
     ++steps_;
     s_->log.push_back(name_ + ":step" + std::to_string(steps_));
     if (name_ == "bad" && steps_ == s_->throw_at_step) throw std::runtime_error("boom");
-    if (s_->sleep_ms) std::this_thread::sleep_for(std::chrono::milliseconds(s_->sleep_ms));
+    s_->now += name_ == "slow" ? s_->slow_s : s_->fast_s;
     if (s_->backend) {
       s_->backend->Allocate(50);  // transient activations
       s_->backend->Allocate(-50);
@@ -90,14 +93,21 @@ RegisteredWorkload Make(Script* s, std::vector<std::string> names) {
   w.info.variants = Params::Product({{"v", names}});
   w.info.compare_param = "v";
   w.info.reference_value = "ref";
+  w.info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant},
+                    {"loss_delta", "loss", DerivedMetric::Kind::kAbsDifference}};
   w.factory = [s] { return std::make_unique<Scripted>(s); };
   return w;
 }
 
 VariantGroup Group(const RegisteredWorkload& w) { return {&w, w.info.variants}; }
 
+NowFn ClockOf(Script* s) {
+  return [s] { return s->now; };
+}
+
 RunSettings Settings(int warmup, int reps) {
   RunSettings s;
+  s.device = "cpu";
   s.warmup_steps = warmup;
   s.repetitions = reps;
   return s;
@@ -110,7 +120,7 @@ TEST(Runner, DiscardsWarmupAndRecordsEachRepetition) {
   Runner runner(Settings(3, 5), backend);
   auto out = runner.RunGroup(Group(w));
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].status, OutcomeStatus::kOk);
+  EXPECT_EQ(out[0].status, ResultStatus::kOk);
   // Steps 1..3 were warm-up; the recorded ones are 4..8.
   EXPECT_EQ(out[0].samples.at("step_index"), (std::vector<double>{4, 5, 6, 7, 8}));
   EXPECT_EQ(out[0].samples.at("step_time").size(), 5u);
@@ -160,9 +170,9 @@ TEST(Runner, AFailingVariantIsRecordedAndTheOthersGoOn) {
   FakeBackend backend;
   Runner runner(Settings(1, 5), backend);
   auto out = runner.RunGroup(Group(w));
-  EXPECT_EQ(out[0].status, OutcomeStatus::kOk);
+  EXPECT_EQ(out[0].status, ResultStatus::kOk);
   EXPECT_EQ(out[0].samples.at("step_time").size(), 5u);
-  EXPECT_EQ(out[1].status, OutcomeStatus::kFailed);
+  EXPECT_EQ(out[1].status, ResultStatus::kFailed);
   EXPECT_EQ(out[1].reason, "step 2: boom");  // its third step is the second timed one
   EXPECT_EQ(out[1].samples.at("step_time").size(), 1u);
 }
@@ -174,10 +184,10 @@ TEST(Runner, SetUpExceptionsAndSkipsAreRecorded) {
   FakeBackend backend;
   Runner runner(Settings(0, 2), backend);
   auto out = runner.RunGroup(Group(w));
-  EXPECT_EQ(out[0].status, OutcomeStatus::kOk);
-  EXPECT_EQ(out[1].status, OutcomeStatus::kSkipped);
+  EXPECT_EQ(out[0].status, ResultStatus::kOk);
+  EXPECT_EQ(out[1].status, ResultStatus::kSkipped);
   EXPECT_EQ(out[1].reason, "set-up: not here");
-  EXPECT_EQ(out[2].status, OutcomeStatus::kFailed);
+  EXPECT_EQ(out[2].status, ResultStatus::kFailed);
   EXPECT_EQ(out[2].reason, "set-up: no device");
 }
 
@@ -187,27 +197,67 @@ TEST(Runner, RunAllContinuesAfterAFailedGroup) {
   auto good = Make(&s2, {"ref"});
   FakeBackend backend;
   Runner runner(Settings(0, 2), backend);
-  std::vector<OutcomeStatus> seen;
+  std::vector<ResultStatus> seen;
   runner.RunAll({Group(bad), Group(good)}, [&](const std::vector<VariantOutcome>& o) {
     for (const auto& v : o) seen.push_back(v.status);
   });
-  EXPECT_EQ(seen, (std::vector<OutcomeStatus>{OutcomeStatus::kFailed, OutcomeStatus::kOk}));
+  EXPECT_EQ(seen, (std::vector<ResultStatus>{ResultStatus::kFailed, ResultStatus::kOk}));
 }
 
-TEST(Runner, TimeLimitFailsTheGroupWithAReason) {
+TEST(Runner, AVariantOverItsBudgetFailsWithTheSamplesItHas) {
   Script s;
-  s.sleep_ms = 20;
+  s.fast_s = 0.03;
   auto w = Make(&s, {"ref"});
   FakeBackend backend;
   RunSettings settings = Settings(0, 1000);
   settings.timeout_s = 0.1;
-  Runner runner(settings, backend);
-  const auto t0 = std::chrono::steady_clock::now();
+  Runner runner(settings, backend, ClockOf(&s));
   auto out = runner.RunGroup(Group(w));
-  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
-  EXPECT_EQ(out[0].status, OutcomeStatus::kFailed);
-  EXPECT_NE(out[0].reason.find("time limit of 0.1 s exceeded"), std::string::npos) << out[0].reason;
-  EXPECT_GT(out[0].samples.at("step_time").size(), 0u);
+  EXPECT_EQ(out[0].status, ResultStatus::kFailed);
+  EXPECT_NE(out[0].reason.find("time limit of 0.1 s exceeded after 4 of 1000 repetitions"), std::string::npos)
+      << out[0].reason;
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 4u);
+}
+
+TEST(Runner, AVariantThatCannotFitItsRepetitionsRunsFewerAndItsSiblingAll) {
+  Script s;
+  s.fast_s = 0.001;
+  s.slow_s = 1.0;
+  auto w = Make(&s, {"ref", "slow"});
+  FakeBackend backend;
+  RunSettings settings = Settings(2, 10);
+  settings.timeout_s = 8;  // slow: 2 s of warm-up, 6 of the 10 one-second steps fit
+  Runner runner(settings, backend, ClockOf(&s));
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, ResultStatus::kOk);
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 10u);
+  EXPECT_EQ(out[1].status, ResultStatus::kOk) << out[1].reason;
+  EXPECT_EQ(out[1].samples.at("step_time").size(), 6u);
+  EXPECT_EQ(out[1].samples.at("speedup").size(), 6u);  // paired with the reference's first 6
+  EXPECT_NE(out[1].reason.find("6 of 10 repetitions: v:slow step 1 s"), std::string::npos) << out[1].reason;
+}
+
+TEST(Runner, AVariantFarOverItsBudgetIsSkippedUpFrontNamingItsStepTime) {
+  Script s;
+  s.fast_s = 0.001;
+  s.slow_s = 1.0;
+  auto w = Make(&s, {"ref", "slow"});
+  w.info.slow_cause = [](const Params& p, const std::string& device) {
+    return p.Get("v") == "slow" ? "no native slowness on this " + device : std::string();
+  };
+  FakeBackend backend;
+  RunSettings settings = Settings(2, 10);
+  settings.timeout_s = 5;  // 3 s left after warm-up: fewer than the 5 repetitions a verdict needs
+  Runner runner(settings, backend, ClockOf(&s));
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, ResultStatus::kOk);
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 10u);
+  EXPECT_EQ(out[1].status, ResultStatus::kSkipped);
+  EXPECT_NE(out[1].reason.find("v:slow step 1 s (no native slowness on this cpu)"), std::string::npos)
+      << out[1].reason;
+  EXPECT_EQ(out[1].samples.count("step_time"), 0u);
+  // Its warm-up steps were the only ones: 2, then no timed step.
+  EXPECT_EQ(std::count(s.log.begin(), s.log.end(), "slow:step3"), 0);
 }
 
 TEST(Runner, VerifyFailureKeepsTheSamples) {
@@ -217,7 +267,7 @@ TEST(Runner, VerifyFailureKeepsTheSamples) {
   FakeBackend backend;
   Runner runner(Settings(0, 3), backend);
   auto out = runner.RunGroup(Group(w));
-  EXPECT_EQ(out[0].status, OutcomeStatus::kFailed);
+  EXPECT_EQ(out[0].status, ResultStatus::kFailed);
   EXPECT_EQ(out[0].reason, "verify: wrong answer");
   EXPECT_EQ(out[0].samples.at("step_time").size(), 3u);
 }
@@ -229,7 +279,7 @@ TEST(Runner, AnUndeclaredMetricFailsTheVariant) {
   FakeBackend backend;
   Runner runner(Settings(0, 3), backend);
   auto out = runner.RunGroup(Group(w));
-  EXPECT_EQ(out[0].status, OutcomeStatus::kFailed);
+  EXPECT_EQ(out[0].status, ResultStatus::kFailed);
   EXPECT_NE(out[0].reason.find("'nonsense' is not declared"), std::string::npos);
 }
 

@@ -1,6 +1,6 @@
 // Descriptive statistics on hand-computable values (numpy.quantile's default
 // "linear" method gives the same quantiles: e.g. np.quantile(range(1, 11), .25) == 3.25).
-#include "statistics.h"
+#include "perfbench/statistics.h"
 
 #include <gtest/gtest.h>
 

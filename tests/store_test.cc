@@ -44,7 +44,7 @@ RunRecord SomeRun(const std::string& label) {
   r.fingerprint = {{"cpu_model", "Test CPU"}, {"torch_version", "2.11.0"}};
   r.settings = {{"repetitions", 5}};
   r.command = "perfbench run --quick";
-  r.status = "complete";
+  r.status = RunStatus::kComplete;
   return r;
 }
 
@@ -66,11 +66,11 @@ TEST_F(StoreTest, RoundTripsRunsResultsAndExactSamples) {
   const int64_t id = store->BeginRun(SomeRun("v1"));
   const std::vector<double> samples{0.1, 1.0 / 3.0, 12345.678901234567, 1e-300};
   store->AppendResults(id, {SomeResult("throughput", samples)});
-  store->FinishRun(id, "complete");
+  store->FinishRun(id, RunStatus::kComplete);
 
   auto run = store->GetRun(id);
   EXPECT_EQ(run.label, "v1");
-  EXPECT_EQ(run.status, "complete");
+  EXPECT_EQ(run.status, RunStatus::kComplete);
   EXPECT_EQ(run.fingerprint["torch_version"], "2.11.0");
   EXPECT_EQ(run.ok_results, 1);
   auto results = store->GetResults(id);
@@ -177,10 +177,10 @@ TEST_F(StoreTest, ARunWhoseProcessDiedReadsAsAborted) {
   r.pid = child;
   const int64_t id = store->BeginRun(r);
   store->AppendResults(id, {SomeResult("throughput", {1, 2, 3})});
-  EXPECT_EQ(store->GetRun(id).status, "aborted");
+  EXPECT_EQ(store->GetRun(id).status, RunStatus::kAborted);
   EXPECT_EQ(store->GetResults(id).size(), 1u);  // what was committed stays readable
   const int64_t live = store->BeginRun(SomeRun("alive"));
-  EXPECT_EQ(store->GetRun(live).status, "running");
+  EXPECT_EQ(store->GetRun(live).status, RunStatus::kRunning);
 }
 
 TEST_F(StoreTest, LabelsAreBoundNotSpliced) {

@@ -25,10 +25,8 @@ int CompareCmd(const std::vector<std::string>& args) {
       ("across-hardware", po::bool_switch(), "compare runs on different hardware: ratios and intervals, no pass/fail")
       ("strict", po::bool_switch(), "exit 3 when any metric is inconclusive or missing (a decision is required)");
   AddDbOption(desc);
-  po::positional_options_description pos;
-  pos.add("baseline", 1).add("candidate", 1);
   po::variables_map vm;
-  if (!Parse(args, desc, pos, vm,
+  if (!Parse(args, desc, {"baseline", "candidate"}, vm,
              "usage: perfbench compare A B [--db PATH] [--format table|markdown|json|junit] [--output FILE]\n"
              "                         [--policy FILE] [--only-changed] [--across-hardware] [--strict]\n\n"
              "Compares candidate B with baseline A, metric by metric: Mann-Whitney U p-values,\n"
@@ -63,8 +61,8 @@ int CompareCmd(const std::vector<std::string>& args) {
   } else {
     std::cout << text;
   }
-  if (c.verdict == "regression") return kExitRegression;
-  if (vm["strict"].as<bool>() && c.verdict == "inconclusive") return kExitInconclusive;
+  if (c.verdict == Overall::kRegression) return kExitRegression;
+  if (vm["strict"].as<bool>() && c.verdict == Overall::kInconclusive) return kExitInconclusive;
   return kExitOk;
 }
 
@@ -76,10 +74,8 @@ int ImportCmd(const std::vector<std::string>& args) {
       ("suite", po::value<std::string>()->default_value("gbench")->value_name("S"),
        "suite name for Google Benchmark results");
   AddDbOption(desc);
-  po::positional_options_description pos;
-  pos.add("file", 1);
   po::variables_map vm;
-  if (!Parse(args, desc, pos, vm,
+  if (!Parse(args, desc, {"file"}, vm,
              "usage: perfbench import FILE [--db PATH] [--label L] [--suite S]\n\n"
              "Loads a run from the JSON that `perfbench show --format json` prints (schema_version 1),\n"
              "from a `perfbench baseline export` file (as a plain run; `baseline import` also names it),\n"
@@ -97,7 +93,7 @@ int ImportCmd(const std::vector<std::string>& args) {
   RunRecord& run = doc.run;
   if (vm.count("label")) run.label = vm["label"].as<std::string>();
   // Only a finished run keeps its status; one cut short elsewhere is just imported.
-  if (run.status != "complete") run.status = "imported";
+  if (run.status != RunStatus::kComplete) run.status = RunStatus::kImported;
   auto store = OpenStore(vm, Store::Mode::kCreate);
   const int64_t id = store->InsertRun(run, doc.results);
   std::cout << "imported run " << id << " (" << doc.results.size() << " results, " << doc.kind << ") into "

@@ -27,9 +27,8 @@ int ListCmd(const std::vector<std::string>& args) {
   const std::string device = CheckChoice("--device", vm["device"].as<std::string>(), {"auto", "cpu", "cuda"});
   DeviceBackend& backend = GetDeviceBackend();
   const std::string dev = device == "auto" ? (backend.CudaAvailable() ? "cuda" : "cpu") : device;
-  Selection sel;
+  RunSettings sel = RunSettings::Defaults(vm["quick"].as<bool>());
   if (vm.count("suite")) sel.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
-  sel.quick = vm["quick"].as<bool>();
   std::vector<VariantRef> variants;
   try {
     variants = SelectVariants(sel);
@@ -41,13 +40,8 @@ int ListCmd(const std::vector<std::string>& args) {
     const auto& info = v.workload->info;
     std::string metrics;
     for (const auto& m : info.metrics) metrics += (metrics.empty() ? "" : ",") + m.name;
-    std::string status = "runs";
-    for (const auto& need : info.needs)
-      if (need == "cuda" && dev != "cuda") status = "skipped: needs cuda";
-    if (status == "runs" && info.skip_reason) {
-      if (auto why = info.skip_reason(v.params, dev); !why.empty()) status = "skipped: " + why;
-    }
-    t.AddRow({v.FullName(), metrics, status});
+    const std::string why = SkipReason(v, dev);
+    t.AddRow({v.FullName(), metrics, why.empty() ? "runs" : "skipped: " + why});
   }
   t.Print(std::cout);
   return kExitOk;
@@ -70,7 +64,7 @@ int EnvCmd(const std::vector<std::string>& args) {
   }
   TextTable t({"field", "value"});
   for (auto it = fp.begin(); it != fp.end(); ++it)
-    t.AddRow({it.key(), it.value().is_string() ? it.value().get<std::string>() : it.value().dump()});
+    t.AddRow({it.key(), OneLine(it.value().is_string() ? it.value().get<std::string>() : it.value().dump())});
   t.Print(std::cout);
   return kExitOk;
 }
@@ -92,7 +86,7 @@ int RunsCmd(const std::vector<std::string>& args) {
   if (format == "json") {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& r : runs)
-      arr.push_back({{"id", r.id}, {"label", r.label}, {"started_at", r.started_at}, {"status", r.status},
+      arr.push_back({{"id", r.id}, {"label", r.label}, {"started_at", r.started_at}, {"status", ToString(r.status)},
                      {"profile_key", r.profile_key}, {"ok", r.ok_results}, {"failed", r.failed_results},
                      {"skipped", r.skipped_results}});
     std::cout << nlohmann::ordered_json{{"schema_version", 1}, {"runs", arr}}.dump(2) << "\n";
@@ -100,7 +94,7 @@ int RunsCmd(const std::vector<std::string>& args) {
   }
   TextTable t({"id", "label", "started (UTC)", "status", "results ok/failed/skipped", "profile", "torch"});
   for (const auto& r : runs) {
-    t.AddRow({std::to_string(r.id), r.label, r.started_at, r.status,
+    t.AddRow({std::to_string(r.id), r.label, r.started_at, std::string(ToString(r.status)),
               std::to_string(r.ok_results) + "/" + std::to_string(r.failed_results) + "/" +
                   std::to_string(r.skipped_results),
               r.profile_key, r.fingerprint.value("torch_version", "-")});
@@ -114,10 +108,8 @@ int ShowCmd(const std::vector<std::string>& args) {
   desc.add_options()("run", po::value<std::string>()->value_name("RUN"), "run id, label (newest run) or latest")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
   AddDbOption(desc);
-  po::positional_options_description pos;
-  pos.add("run", 1);
   po::variables_map vm;
-  if (!Parse(args, desc, pos, vm,
+  if (!Parse(args, desc, {"run"}, vm,
              "usage: perfbench show RUN [--db PATH] [--format table|json]\n\n"
              "Shows one run. RUN is an id, a label (its newest run) or `latest`. The JSON is a\n"
              "versioned contract (schema_version 1) that `perfbench import` reads back."))
@@ -133,7 +125,7 @@ int ShowCmd(const std::vector<std::string>& args) {
     return kExitOk;
   }
   std::cout << "run " << run.id << (run.label.empty() ? "" : " (" + run.label + ")") << "  " << run.started_at
-            << "  " << run.status << "  profile " << run.profile_key << "\n"
+            << "  " << ToString(run.status) << "  profile " << run.profile_key << "\n"
             << run.fingerprint.value("cpu_model", "?") << "  torch " << run.fingerprint.value("torch_version", "-")
             << "  " << run.command << "\n\n";
   PrintResultsTable(results, std::cout);

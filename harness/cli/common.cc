@@ -8,9 +8,11 @@
 
 namespace perfbench::cli {
 
-bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
-           const po::positional_options_description& positional, po::variables_map& vm,
-           const std::string& usage) {
+namespace {
+
+bool ParseWith(const std::vector<std::string>& args, const po::options_description& desc,
+               const po::positional_options_description& positional, po::variables_map& vm,
+               const std::string& usage) {
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
       std::cout << usage << "\n\n" << desc << "\n";
@@ -24,6 +26,15 @@ bool Parse(const std::vector<std::string>& args, const po::options_description& 
     throw UsageError(e.what());
   }
   return true;
+}
+
+}  // namespace
+
+bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
+           const std::vector<std::string>& positional, po::variables_map& vm, const std::string& usage) {
+  po::positional_options_description pos;
+  for (const auto& name : positional) pos.add(name.c_str(), 1);
+  return ParseWith(args, desc, pos, vm, usage);
 }
 
 void AddDbOption(po::options_description& desc) {

@@ -27,11 +27,11 @@ struct Command {
 };
 const std::vector<Command>& Commands();
 
-// Parses `args` against `desc` (+ positionals). Throws UsageError on bad input.
-// Returns false when --help was given (after printing `usage` and `desc`).
+// Parses `args` against `desc`, with positional arguments named in order
+// (each taken once). Throws UsageError on bad input. Returns false when
+// --help was given (after printing `usage` and `desc`).
 bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
-           const po::positional_options_description& positional, po::variables_map& vm,
-           const std::string& usage);
+           const std::vector<std::string>& positional, po::variables_map& vm, const std::string& usage);
 
 // Adds --db to `desc`.
 void AddDbOption(po::options_description& desc);

@@ -5,11 +5,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "fingerprint.h"
@@ -24,13 +28,11 @@ class Progress {
   explicit Progress(bool enabled) : enabled_(enabled) {}
   void Update(const ProgressEvent& e) {
     if (!enabled_) return;
-    char eta[64] = "";
-    if (e.group_index > 0) {
-      const double left = e.elapsed_s / e.group_index * (e.group_count - e.group_index);
-      std::snprintf(eta, sizeof eta, ", ~%.0f s left", left);
-    }
-    std::fprintf(stderr, "\r\033[K[%zu/%zu] %s  (%.0f s elapsed%s)", e.group_index + 1, e.group_count,
-                 e.name.c_str(), e.elapsed_s, eta);
+    std::string eta;
+    if (e.group_index > 0)
+      eta = fmt::format(", ~{:.0f} s left", e.elapsed_s / e.group_index * (e.group_count - e.group_index));
+    fmt::print(stderr, "\r\033[K[{}/{}] {}  ({:.0f} s elapsed{})", e.group_index + 1, e.group_count, e.name,
+               e.elapsed_s, eta);
     std::fflush(stderr);
   }
   void Done() {
@@ -44,21 +46,23 @@ class Progress {
 }  // namespace
 
 void AddMeasureOptions(po::options_description& desc, bool for_gate) {
-  const std::string from = for_gate ? " (default: the baseline's)" : "";
+  const std::string from = " (default: the baseline's)";
+  auto def = [&](const std::string& run_default) { return for_gate ? from : " (default " + run_default + ")"; };
+  const std::string reps = fmt::format("{}; {} with --quick", RunSettings::kRepetitions, RunSettings::kQuickRepetitions);
+  const std::string warm = fmt::format("{}; {} with --quick", RunSettings::kWarmupSteps, RunSettings::kQuickWarmupSteps);
   desc.add_options()
       ("repetitions", po::value<int>()->value_name("N"),
-       (for_gate ? "timed repetitions per variant in the first round (default: the baseline's)"
-                 : "timed repetitions per variant (default 15; 7 with --quick)"))
-      ("warmup", po::value<int>()->value_name("N"),
-       (for_gate ? "discarded warm-up steps per variant (default: the baseline's)"
-                 : "discarded warm-up steps per variant (default 3; 2 with --quick)"))
-      ("device", po::value<std::string>()->value_name("D"), ("auto | cpu | cuda" + from + (for_gate ? "" : " (default auto)")).c_str())
-      ("threads", po::value<int>()->value_name("N"),
-       ("intra-op threads, 0: the library default" + (for_gate ? from : std::string(" (default 0)"))).c_str())
-      ("seed", po::value<uint64_t>()->value_name("N"), ("seed for weights and data" + (for_gate ? from : std::string(" (default 42)"))).c_str())
+       ((for_gate ? "timed repetitions per variant in the first round" : "timed repetitions per variant") + def(reps)).c_str())
+      ("warmup", po::value<int>()->value_name("N"), ("discarded warm-up steps per variant" + def(warm)).c_str())
+      ("device", po::value<std::string>()->value_name("D"), ("auto | cpu | cuda" + def("auto")).c_str())
+      ("threads", po::value<int>()->value_name("N"), ("intra-op threads, 0: the library default" + def("0")).c_str())
+      ("seed", po::value<uint64_t>()->value_name("N"),
+       ("seed for weights and data" + def(std::to_string(RunSettings::kSeed))).c_str())
       ("timeout", po::value<double>()->value_name("SECONDS"),
-       ("wall-clock limit per workload group; exceeded -> recorded as failed" +
-        (for_gate ? from : std::string(" (default 300)"))).c_str());
+       ("time budget per variant: planned repetitions are cut (at least " +
+        std::to_string(RunSettings::kMinRepetitions) + ") or the variant skipped when its step time says they do " +
+        "not fit; a variant still over it is recorded as failed" + def(fmt::format("{:g}", RunSettings::kTimeoutS)))
+           .c_str());
 }
 
 RunSettings ResolveSettings(const po::variables_map& vm, RunSettings s, DeviceBackend& backend) {
@@ -68,11 +72,11 @@ RunSettings ResolveSettings(const po::variables_map& vm, RunSettings s, DeviceBa
   if (vm.count("timeout")) s.timeout_s = vm["timeout"].as<double>();
   if (vm.count("threads")) s.threads = vm["threads"].as<int>();
   if (vm.count("device")) s.device = vm["device"].as<std::string>();
-  if (s.repetitions < 1) throw UsageError("--repetitions must be at least 1");
-  if (s.warmup_steps < 0) throw UsageError("--warmup must not be negative");
-  if (s.threads < 0) throw UsageError("--threads must not be negative");
-  if (!(s.timeout_s > 0)) throw UsageError("--timeout must be positive");
-  CheckChoice("--device", s.device, {"auto", "cpu", "cuda"});
+  try {
+    s.Validate();
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
   if (s.device == "cuda" && !backend.CudaAvailable())
     throw UsageError("--device cuda: no CUDA device is available on this machine");
   if (s.device == "auto") s.device = backend.CudaAvailable() ? "cuda" : "cpu";
@@ -116,7 +120,31 @@ void AddDistributedOptions(po::options_description& desc) {
       ("master-port", po::value<int>()->value_name("PORT"), "ddp manual start: TCP port on node 0 (default 29500)");
 }
 
-void ResolveDistributed(const po::variables_map& vm, RunSettings* settings, Selection* sel) {
+namespace {
+
+// --nnodes --node-rank --nproc-per-node --master-addr --master-port.
+DistributedLaunch ManualLaunch(const po::variables_map& vm) {
+  DistributedLaunch l;
+  l.mode = DistributedLaunch::Mode::kManual;
+  l.source = "flags";
+  l.nnodes = vm.count("nnodes") ? vm["nnodes"].as<int>() : 1;
+  l.node_rank = vm.count("node-rank") ? vm["node-rank"].as<int>() : 0;
+  l.nproc_per_node = vm.count("nproc-per-node") ? vm["nproc-per-node"].as<int>() : 1;
+  if (l.nnodes < 1) throw UsageError("--nnodes must be at least 1");
+  if (l.nproc_per_node < 1) throw UsageError("--nproc-per-node must be at least 1");
+  if (l.node_rank < 0 || l.node_rank >= l.nnodes)
+    throw UsageError("--node-rank must be in [0, " + std::to_string(l.nnodes) + ")");
+  if (l.nnodes > 1 && !vm.count("master-addr")) throw UsageError("--nnodes > 1 needs --master-addr (node 0's address)");
+  if (vm.count("master-addr")) l.master_addr = vm["master-addr"].as<std::string>();
+  l.master_port = vm.count("master-port") ? vm["master-port"].as<int>() : 29500;
+  if (l.master_port < 1 || l.master_port > 65535) throw UsageError("--master-port must be in [1, 65535]");
+  l.world_size = l.nnodes * l.nproc_per_node;
+  l.rank = l.node_rank * l.nproc_per_node;
+  l.local_rank = 0;
+  return l;
+}
+
+DistributedLaunch ResolveLaunch(const po::variables_map& vm) {
   DistributedLaunch l;
   try {
     l = ParseLaunchEnvironment([](const char* n) { return std::getenv(n); });
@@ -125,55 +153,68 @@ void ResolveDistributed(const po::variables_map& vm, RunSettings* settings, Sele
   }
   const bool manual = vm.count("nnodes") || vm.count("node-rank") || vm.count("nproc-per-node") ||
                       vm.count("master-addr") || vm.count("master-port");
-  if (manual) {
-    if (l.Fixed())
-      throw UsageError("--nnodes/--node-rank/... given inside a launcher's environment (" + l.source +
-                       "); use one or the other");
-    l.mode = DistributedLaunch::Mode::kManual;
-    l.source = "flags";
-    l.nnodes = vm.count("nnodes") ? vm["nnodes"].as<int>() : 1;
-    l.node_rank = vm.count("node-rank") ? vm["node-rank"].as<int>() : 0;
-    l.nproc_per_node = vm.count("nproc-per-node") ? vm["nproc-per-node"].as<int>() : 1;
-    if (l.nnodes < 1) throw UsageError("--nnodes must be at least 1");
-    if (l.nproc_per_node < 1) throw UsageError("--nproc-per-node must be at least 1");
-    if (l.node_rank < 0 || l.node_rank >= l.nnodes)
-      throw UsageError("--node-rank must be in [0, " + std::to_string(l.nnodes) + ")");
-    if (l.nnodes > 1 && !vm.count("master-addr")) throw UsageError("--nnodes > 1 needs --master-addr (node 0's address)");
-    if (vm.count("master-addr")) l.master_addr = vm["master-addr"].as<std::string>();
-    l.master_port = vm.count("master-port") ? vm["master-port"].as<int>() : 29500;
-    if (l.master_port < 1 || l.master_port > 65535) throw UsageError("--master-port must be in [1, 65535]");
-    l.world_size = l.nnodes * l.nproc_per_node;
-    l.rank = l.node_rank * l.nproc_per_node;
-    l.local_rank = 0;
-  }
+  if (manual && l.Fixed())
+    throw UsageError("--nnodes/--node-rank/... given inside a launcher's environment (" + l.source +
+                     "); use one or the other");
+  if (manual) l = ManualLaunch(vm);
   if (vm.count("comm-timeout")) l.comm_timeout_s = vm["comm-timeout"].as<double>();
   if (!(l.comm_timeout_s > 0)) throw UsageError("--comm-timeout must be positive");
-  settings->launch = l;
+  return l;
+}
 
+std::vector<ParamOverride> ParamFlags(const po::variables_map& vm) {
+  std::vector<ParamOverride> out;
   for (const auto& kv : vm.count("param") ? vm["param"].as<std::vector<std::string>>() : std::vector<std::string>{}) {
     const auto eq = kv.find('=');
     if (eq == std::string::npos || eq == 0 || eq + 1 == kv.size())
       throw UsageError("--param '" + kv + "': expected KEY=VALUE[,VALUE]");
-    sel->overrides.emplace_back(kv.substr(0, eq), SplitCommas({kv.substr(eq + 1)}));
+    out.push_back({kv.substr(0, eq), SplitCommas({kv.substr(eq + 1)})});
   }
+  return out;
+}
+
+std::vector<std::string> WorldSizes(const std::string& text) {
+  auto sizes = SplitCommas({text});
+  for (const auto& s : sizes)
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 4 || std::stoi(s) < 1 ||
+        std::stoi(s) > 1024)
+      throw UsageError("--world-sizes: '" + s + "' is not a world size (1..1024)");
+  return sizes;
+}
+
+// Suites with a multi-rank workload (one that names a rank param).
+std::set<std::string> MultiRankSuites() {
+  std::set<std::string> out;
+  for (const auto* w : AllWorkloads())
+    if (!w->info.rank_param.empty()) out.insert(w->info.suite);
+  return out;
+}
+
+// A launched run: only multi-rank suites, at the launch's world size.
+void ApplyFixedLaunch(const po::variables_map& vm, RunSettings* s) {
+  const auto multi = MultiRankSuites();
+  for (const auto& suite : s->suites)
+    if (!multi.count(suite))
+      throw UsageError("a launched multi-rank run (" + s->launch.source + ") runs only multi-rank suites, not '" +
+                       suite + "'");
+  if (s->suites.empty()) s->suites.assign(multi.begin(), multi.end());
+  if (vm.count("world-sizes"))
+    throw UsageError("--world-sizes applies when perfbench starts the ranks; this launch fixes the world size at " +
+                     std::to_string(s->launch.world_size));
+  for (const auto& p : RankParams()) s->overrides.push_back({p, {std::to_string(s->launch.world_size)}});
+}
+
+}  // namespace
+
+void ResolveDistributed(const po::variables_map& vm, RunSettings* s) {
+  s->launch = ResolveLaunch(vm);
+  for (auto& o : ParamFlags(vm)) s->overrides.push_back(std::move(o));
   if (vm.count("world-sizes")) {
-    auto sizes = SplitCommas({vm["world-sizes"].as<std::string>()});
-    for (const auto& s : sizes)
-      if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || std::stoi(s) < 1 || std::stoi(s) > 1024)
-        throw UsageError("--world-sizes: '" + s + "' is not a world size (1..1024)");
-    sel->overrides.emplace_back("world_size", sizes);
+    const auto sizes = WorldSizes(vm["world-sizes"].as<std::string>());
+    for (const auto& p : RankParams()) s->overrides.push_back({p, sizes});
   }
-  if (l.Fixed() && l.rank == 0) CheckPortFree(l);
-  if (l.Fixed()) {
-    for (const auto& s : sel->suites)
-      if (s != "ddp")
-        throw UsageError("a launched multi-rank run (" + l.source + ") runs only the ddp suite, not '" + s + "'");
-    sel->suites = {"ddp"};
-    if (vm.count("world-sizes"))
-      throw UsageError("--world-sizes applies when perfbench starts the ranks; this launch fixes the world size at " +
-                       std::to_string(l.world_size));
-    sel->overrides.emplace_back("world_size", std::vector<std::string>{std::to_string(l.world_size)});
-  }
+  if (s->launch.Fixed() && s->launch.rank == 0) CheckPortFree(s->launch);
+  if (s->launch.Fixed()) ApplyFixedLaunch(vm, s);
 }
 
 void AddDataDirOption(po::options_description& desc) {
@@ -182,11 +223,20 @@ void AddDataDirOption(po::options_description& desc) {
                      "else ~/.cache/perfbench/data)");
 }
 
-std::string ResolveDataDir(const po::variables_map& vm, const std::vector<VariantRef>& variants) {
+std::string ResolveDataDir(const po::variables_map& vm, const std::vector<VariantRef>& variants,
+                           const std::string& recorded) {
+  const bool needed = std::any_of(variants.begin(), variants.end(), [](const VariantRef& v) {
+    const auto& n = v.workload->info.needs;
+    return std::find(n.begin(), n.end(), "data") != n.end();
+  });
   std::string dir;
   if (vm.count("data-dir")) {
     dir = vm["data-dir"].as<std::string>();
     if (dir.empty()) throw UsageError("--data-dir is empty");
+  } else if (!recorded.empty()) {
+    dir = recorded;
+  } else if (!needed) {
+    return "";  // nothing reads it: nothing to record
   } else if (const char* e = std::getenv("PERFBENCH_DATA_DIR"); e && *e) {
     dir = e;
   } else if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) {
@@ -196,10 +246,6 @@ std::string ResolveDataDir(const po::variables_map& vm, const std::vector<Varian
   } else {
     dir = "perfbench-data";
   }
-  const bool needed = std::any_of(variants.begin(), variants.end(), [](const VariantRef& v) {
-    const auto& n = v.workload->info.needs;
-    return std::find(n.begin(), n.end(), "data") != n.end();
-  });
   if (!needed) return dir;
   if (auto err = posix::MakeDirs(dir); !err.empty())
     throw UsageError("--data-dir '" + dir + "' cannot be created: " + err);
@@ -211,29 +257,21 @@ std::string ResolveDataDir(const po::variables_map& vm, const std::vector<Varian
   return dir;
 }
 
-RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, const Selection& sel,
-                       const std::string& command, DeviceBackend& backend) {
+RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, const std::string& command,
+                       DeviceBackend& backend) {
   RunRecord run;
   run.label = label;
   run.fingerprint = CaptureFingerprint(backend);
   run.profile_key = ProfileKey(run.fingerprint);
-  run.settings = {{"warmup_steps", settings.warmup_steps}, {"repetitions", settings.repetitions},
-                  {"timeout_s", settings.timeout_s},       {"seed", settings.seed},
-                  {"quick", settings.quick},               {"device", settings.device},
-                  {"threads", settings.threads},           {"suites", sel.suites},
-                  {"filter", sel.filter}};
-  if (!sel.overrides.empty()) {
-    nlohmann::json o = nlohmann::json::object();
-    for (const auto& [k, v] : sel.overrides) o[k] = v;
-    run.settings["param_overrides"] = o;
-  }
-  if (settings.launch.Fixed() || settings.launch.comm_timeout_s != DistributedLaunch{}.comm_timeout_s) {
-    const auto& l = settings.launch;
-    run.settings["launch"] = {{"source", l.source}, {"world_size", l.world_size}, {"nnodes", l.nnodes},
-                              {"nproc_per_node", l.nproc_per_node}, {"comm_timeout_s", l.comm_timeout_s}};
-  }
+  run.settings = settings.ToJson();
   run.command = command;
   return run;
+}
+
+std::string CommandLine(const std::string& cmd, const std::vector<std::string>& args) {
+  std::string line = "perfbench " + cmd;
+  for (const auto& a : args) line += " " + a;
+  return line;
 }
 
 std::string ContextLine(const nlohmann::json& fp, const RunSettings& s) {
@@ -248,25 +286,56 @@ std::string ContextLine(const nlohmann::json& fp, const RunSettings& s) {
   return out.str();
 }
 
-std::vector<ResultRecord> ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings,
-                                        DeviceBackend& backend, const std::vector<VariantGroup>& groups,
-                                        size_t* failed) {
+namespace {
+
+// Adds a group's records to `into`; returns the rows to store and whether
+// they replace stored ones.
+std::vector<ResultRecord> Merge(const std::vector<ResultRecord>& records, Execution* into, bool* replace) {
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < into->results.size(); ++i) index[ResultKey(into->results[i])] = i;
+  std::vector<ResultRecord> rows;
+  for (const auto& r : records) {
+    auto it = index.find(ResultKey(r));
+    if (it == index.end()) {
+      into->results.push_back(r);
+      rows.push_back(r);
+      continue;
+    }
+    *replace = true;
+    ResultRecord& have = into->results[it->second];
+    have.samples.insert(have.samples.end(), r.samples.begin(), r.samples.end());
+    if (r.status == ResultStatus::kFailed) {
+      have.status = ResultStatus::kFailed;
+      have.reason = r.reason;
+    }
+    rows.push_back(have);
+  }
+  return rows;
+}
+
+}  // namespace
+
+void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, DeviceBackend& backend,
+                   const std::vector<VariantGroup>& groups, Execution* into) {
   Runner runner(settings, backend);
   Progress progress(StderrIsTerminal() && settings.launch.rank == 0);
   runner.set_progress([&](const ProgressEvent& e) { progress.Update(e); });
-  std::vector<ResultRecord> all;
   runner.RunAll(groups, [&](const std::vector<VariantOutcome>& outcomes) {
     std::vector<ResultRecord> records;
     for (const auto& o : outcomes) {
-      if (o.status == OutcomeStatus::kFailed) ++*failed;
+      if (o.status == ResultStatus::kFailed) ++into->failed;
       auto r = ToResultRecords(o);
       records.insert(records.end(), r.begin(), r.end());
     }
-    if (store) store->AppendResults(run_id, records);  // one transaction per group
-    all.insert(all.end(), records.begin(), records.end());
+    bool replace = false;
+    const auto rows = Merge(records, into, &replace);
+    if (!store) return;
+    if (replace)
+      store->ReplaceResults(run_id, rows);  // one transaction per group
+    else
+      store->AppendResults(run_id, rows);
   });
   progress.Done();
-  return all;
 }
 
 }  // namespace perfbench::cli

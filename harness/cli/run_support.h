@@ -16,22 +16,17 @@
 
 namespace perfbench::cli {
 
-// Defaults: full runs take enough samples for google/benchmark's U-test
-// advice (>= 9); --quick keeps CI short but still gives >= 5 samples.
-inline constexpr int kWarmup = 3, kRepetitions = 15;
-inline constexpr int kQuickWarmup = 2, kQuickRepetitions = 7;
-
-// --repetitions --warmup --device --threads --seed --timeout. `defaults_note`
-// says where unset values come from ("" for run's built-in defaults).
+// --repetitions --warmup --device --threads --seed --timeout. For a gate the
+// defaults are the baseline's; for a run, RunSettings' (documented there).
 void AddMeasureOptions(po::options_description& desc, bool for_gate);
 
-// Settings from `base`, overridden by the flags given; validates them and
-// resolves the device. `device` in `base` may be "auto".
+// `base` overridden by the measurement flags given, validated (UsageError),
+// with the device resolved ("auto" -> "cuda" or "cpu").
 RunSettings ResolveSettings(const po::variables_map& vm, RunSettings base, DeviceBackend& backend);
 
-// The stored record of a run about to start.
-RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, const Selection& sel,
-                       const std::string& command, DeviceBackend& backend);
+// The stored record of a run about to start; `settings` are stored whole.
+RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, const std::string& command,
+                       DeviceBackend& backend);
 
 // One line naming the machine and the software, printed before a table.
 std::string ContextLine(const nlohmann::json& fingerprint, const RunSettings& settings);
@@ -39,21 +34,34 @@ std::string ContextLine(const nlohmann::json& fingerprint, const RunSettings& se
 // --world-sizes, --param, --comm-timeout, and the manual multi-node flags.
 void AddDistributedOptions(po::options_description& desc);
 // The launch (environment of torchrun/SLURM, or the manual flags) and param
-// overrides. Under a fixed launch only the ddp suite runs, at the launch's
-// world size. Throws UsageError.
-void ResolveDistributed(const po::variables_map& vm, RunSettings* settings, Selection* sel);
+// overrides, into `settings`. Under a fixed launch only workloads with a rank
+// param run, at the launch's world size. Throws UsageError.
+void ResolveDistributed(const po::variables_map& vm, RunSettings* settings);
 
 // --data-dir; and the check, when a selected variant needs "data", that the
 // directory can be created and written (UsageError naming it otherwise).
 void AddDataDirOption(po::options_description& desc);
-std::string ResolveDataDir(const po::variables_map& vm, const std::vector<VariantRef>& variants);
+// `recorded`: the directory a baseline ran with (a gate uses it unless
+// --data-dir is given).
+std::string ResolveDataDir(const po::variables_map& vm, const std::vector<VariantRef>& variants,
+                           const std::string& recorded = "");
 
-// Runs groups, appending each group's results to the store in one transaction
-// as soon as it finishes, with progress on a terminal. Returns the records
-// and counts failed variants into *failed.
-// `store` may be null (ranks other than 0 of a launched run write nothing).
-std::vector<ResultRecord> ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings,
-                                        DeviceBackend& backend, const std::vector<VariantGroup>& groups,
-                                        size_t* failed);
+// Results of executed groups, and how many variants failed.
+struct Execution {
+  std::vector<ResultRecord> results;
+  size_t failed = 0;
+};
+
+// Runs groups with `settings`, storing each group's results in one
+// transaction as soon as it finishes, with progress on a terminal. A result
+// new to `into` is appended to the run; one `into` already holds (a gate's
+// further round) gets the new samples appended, keeps a failure, and is
+// replaced in the store. `store` may be null (ranks other than 0 of a
+// launched run write nothing).
+void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, DeviceBackend& backend,
+                   const std::vector<VariantGroup>& groups, Execution* into);
+
+// "perfbench <cmd> <args...>", as stored with a run.
+std::string CommandLine(const std::string& cmd, const std::vector<std::string>& args);
 
 }  // namespace perfbench::cli

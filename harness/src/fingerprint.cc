@@ -1,5 +1,7 @@
 #include "fingerprint.h"
 
+#include <fmt/format.h>
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -114,9 +116,7 @@ std::string ProfileKey(const nlohmann::json& fingerprint) {
     h ^= c;
     h *= 1099511628211ULL;
   }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
+  return fmt::format("{:016x}", h);
 }
 
 }  // namespace perfbench

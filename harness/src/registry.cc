@@ -72,57 +72,93 @@ std::vector<std::string> SuiteNames(bool include_hidden) {
   return {names.begin(), names.end()};
 }
 
-std::vector<VariantRef> SelectVariants(const Selection& selection) {
+namespace {
+
+void CheckSuites(const std::vector<std::string>& suites) {
   const auto known = SuiteNames(/*include_hidden=*/true);
-  for (const auto& s : selection.suites) {
+  for (const auto& s : suites) {
     if (std::find(known.begin(), known.end(), s) == known.end()) {
       std::string list;
       for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
       throw std::invalid_argument("unknown suite '" + s + "' (known: " + list + ")");
     }
   }
-  std::regex re;
-  if (!selection.filter.empty()) {
-    try {
-      re = std::regex(selection.filter, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw std::invalid_argument("--filter '" + selection.filter + "' is not a valid regex: " + e.what());
+}
+
+std::regex CompileFilter(const std::string& filter) {
+  if (filter.empty()) return {};
+  try {
+    return std::regex(filter, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("--filter '" + filter + "' is not a valid regex: " + e.what());
+  }
+}
+
+// A declared variant with the overrides applied: one variant per value (the
+// last override of a param wins), in the declared param order.
+std::vector<Params> Expand(const Params& p, const std::vector<ParamOverride>& overrides) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes;
+  for (const auto& [key, value] : p.items()) {
+    axes.push_back({key, {value}});
+    for (const auto& o : overrides)
+      if (o.param == key) axes.back().second = o.values;
+  }
+  return Params::Product(axes);
+}
+
+std::vector<Params> ExpandAll(const RegisteredWorkload& w, const RunSettings& s) {
+  const auto& declared = (s.quick && !w.info.quick_variants.empty()) ? w.info.quick_variants : w.info.variants;
+  std::vector<Params> expanded;
+  for (const auto& p : declared) {
+    for (auto& c : Expand(p, s.overrides)) {
+      const bool seen = std::any_of(expanded.begin(), expanded.end(),
+                                    [&](const Params& e) { return e.Encode() == c.Encode(); });
+      if (!seen) expanded.push_back(std::move(c));
     }
   }
+  return expanded;
+}
+
+}  // namespace
+
+std::vector<VariantRef> SelectVariants(const RunSettings& s) {
+  CheckSuites(s.suites);
+  const std::regex re = CompileFilter(s.filter);
   std::vector<VariantRef> out;
   for (const auto* w : AllWorkloads()) {
-    const bool named = std::find(selection.suites.begin(), selection.suites.end(), w->info.suite) !=
-                       selection.suites.end();
-    if (selection.suites.empty() ? w->info.hidden : !named) continue;
-    const auto& variants = (selection.quick && !w->info.quick_variants.empty()) ? w->info.quick_variants
-                                                                                : w->info.variants;
-    std::vector<Params> expanded;
-    for (const auto& p : variants) {
-      std::vector<Params> current = {p};
-      for (const auto& [key, values] : selection.overrides) {
-        if (!p.Has(key)) continue;
-        std::vector<Params> next;
-        for (const auto& c : current)
-          for (const auto& value : values) {
-            Params q = c;
-            q.Set(key, value);
-            next.push_back(std::move(q));
-          }
-        current = std::move(next);
-      }
-      for (auto& c : current) {
-        const bool seen = std::any_of(expanded.begin(), expanded.end(),
-                                      [&](const Params& e) { return e.Encode() == c.Encode(); });
-        if (!seen) expanded.push_back(std::move(c));
-      }
-    }
-    for (const auto& p : expanded) {
+    const bool named = std::find(s.suites.begin(), s.suites.end(), w->info.suite) != s.suites.end();
+    if (s.suites.empty() ? w->info.hidden : !named) continue;
+    for (const auto& p : ExpandAll(*w, s)) {
       VariantRef ref{w, p};
-      if (!selection.filter.empty() && !std::regex_search(ref.FullName(), re)) continue;
+      if (!s.filter.empty() && !std::regex_search(ref.FullName(), re)) continue;
       out.push_back(std::move(ref));
     }
   }
   return out;
+}
+
+std::string SkipReason(const VariantRef& v, const std::string& device) {
+  const auto& info = v.workload->info;
+  for (const auto& need : info.needs)
+    if (need == "cuda" && device != "cuda") return "needs cuda; running on " + device;
+  return info.skip_reason ? info.skip_reason(v.params, device) : "";
+}
+
+std::vector<std::string> RankParams() {
+  std::set<std::string> names;
+  for (const auto* w : AllWorkloads())
+    if (!w->info.rank_param.empty()) names.insert(w->info.rank_param);
+  return {names.begin(), names.end()};
+}
+
+std::string GroupName(const VariantGroup& g) {
+  std::string name = g.workload->info.FullName();
+  Params shared = g.variants.front().Without(g.workload->info.compare_param);
+  if (!shared.empty()) {
+    name += '/';
+    name += shared.Encode();
+  }
+  return name;
 }
 
 std::vector<VariantGroup> GroupVariants(const std::vector<VariantRef>& variants) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "perfbench/settings.h"
 #include "perfbench/workload.h"
 
 namespace perfbench {
@@ -31,19 +32,18 @@ std::vector<const RegisteredWorkload*> AllWorkloads();
 // Suite names, sorted; hidden suites included only when `include_hidden`.
 std::vector<std::string> SuiteNames(bool include_hidden);
 
-struct Selection {
-  std::vector<std::string> suites;  // empty: every non-hidden suite
-  std::string filter;               // ECMAScript regex searched in FullName(); empty: all
-  bool quick = false;
-  // Replaces the values of a param in every variant that has it, in order
-  // (e.g. {"world_size", {"1", "2", "4"}}), dropping duplicates.
-  std::vector<std::pair<std::string, std::vector<std::string>>> overrides;
-};
-
-// Expands and filters variants. Throws std::invalid_argument naming an unknown
-// suite or a malformed regex.
-std::vector<VariantRef> SelectVariants(const Selection& selection);
+// Expands and filters the variants `settings` selects (suites, filter, quick,
+// overrides). Throws std::invalid_argument naming an unknown suite or a
+// malformed regex.
+std::vector<VariantRef> SelectVariants(const RunSettings& settings);
+// Why `variant` cannot run on `device` ("needs cuda; running on cpu", or the
+// workload's own skip_reason); empty when it can.
+std::string SkipReason(const VariantRef& variant, const std::string& device);
+// The params every workload names as its rank count (WorkloadInfo::rank_param).
+std::vector<std::string> RankParams();
 // Groups selected variants for interleaving, keeping registry order.
 std::vector<VariantGroup> GroupVariants(const std::vector<VariantRef>& variants);
+// "suite/workload" and the params its variants share ("amp/mlp/size:quick").
+std::string GroupName(const VariantGroup& group);
 
 }  // namespace perfbench

@@ -1,5 +1,7 @@
 #include "runner.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
@@ -7,26 +9,19 @@
 #include <exception>
 #include <memory>
 #include <new>
-#include <sstream>
 
+#include "derived_metrics.h"
 #include "host_memory.h"
+#include "perfbench/statistics.h"
 
 namespace perfbench {
 
-const char* ToString(OutcomeStatus s) {
-  switch (s) {
-    case OutcomeStatus::kOk: return "ok";
-    case OutcomeStatus::kFailed: return "failed";
-    case OutcomeStatus::kSkipped: return "skipped";
-  }
-  return "failed";
+double SteadyNow() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 class Recorder final : public StepRecorder {
  public:
@@ -50,23 +45,6 @@ class Recorder final : public StepRecorder {
   const WorkloadInfo& info_;
 };
 
-// One variant's live state inside a group.
-struct Live {
-  VariantOutcome outcome;
-  std::unique_ptr<Workload> workload;
-  bool active = false;
-  // Tensor bytes this variant holds between calls: the sum of the changes in
-  // the backend's current allocation over its own SetUp and steps. Calls of
-  // different variants never overlap, so each change is attributable.
-  int64_t owned_bytes = 0;
-};
-
-void Fail(Live& v, const std::string& reason) {
-  v.outcome.status = OutcomeStatus::kFailed;
-  v.outcome.reason = reason;
-  v.active = false;
-}
-
 // Runs `fn`, turning exceptions into a Status with `phase` as context.
 template <typename Fn>
 Status Guarded(const std::string& phase, Fn&& fn) {
@@ -85,211 +63,243 @@ Status Guarded(const std::string& phase, Fn&& fn) {
   }
 }
 
+// One variant's live state inside a group.
+struct Live {
+  VariantOutcome outcome;
+  std::unique_ptr<Workload> workload;
+  bool active = false;
+  // Tensor bytes this variant holds between calls: the sum of the changes in
+  // the backend's current allocation over its own SetUp and steps. Calls of
+  // different variants never overlap, so each change is attributable.
+  int64_t owned_bytes = 0;
+  double spent_s = 0;                 // this variant's own set-up and step time
+  std::vector<double> warmup_step_s;  // host time of each warm-up step
+  int target = 0;                     // timed repetitions planned
+  int done = 0;                       // timed repetitions recorded
+};
+
+void Fail(Live& v, const std::string& reason) {
+  v.outcome.status = ResultStatus::kFailed;
+  v.outcome.reason = reason;
+  v.active = false;
+}
+
+void Skip(Live& v, const std::string& reason) {
+  v.outcome.status = ResultStatus::kSkipped;
+  v.outcome.reason = reason;
+  v.active = false;
+}
+
+// One group's run: set-up, warm-up with budget projection, interleaved timed
+// steps, derived metrics, verification and tear-down.
+class GroupRun {
+ public:
+  GroupRun(const RunSettings& settings, DeviceBackend& backend, const NowFn& now, const VariantGroup& group)
+      : s_(settings), backend_(backend), now_(now), info_(group.workload->info), live_(group.variants.size()) {
+    for (size_t i = 0; i < group.variants.size(); ++i) {
+      live_[i].outcome.variant = VariantRef{group.workload, group.variants[i]};
+      live_[i].target = s_.repetitions;
+    }
+  }
+
+  std::vector<VariantOutcome> Run() {
+    for (auto& v : live_) SetUp(v);
+    for (int w = 0; w < s_.warmup_steps; ++w) {
+      for (auto& v : live_)
+        if (v.active) Step(v, /*record=*/false, "warm-up step " + std::to_string(w + 1));
+      for (auto& v : live_)
+        if (v.active) Project(v, s_.warmup_steps - w - 1);
+    }
+    while (AnyPending()) {
+      for (auto& v : live_)
+        if (v.active && v.done < v.target) Step(v, /*record=*/true, "step " + std::to_string(v.done + 1));
+    }
+    Derive();
+    for (auto& v : live_) Finish(v);
+    std::vector<VariantOutcome> out;
+    for (auto& v : live_) out.push_back(std::move(v.outcome));
+    return out;
+  }
+
+ private:
+  bool AnyPending() const {
+    return std::any_of(live_.begin(), live_.end(), [](const Live& v) { return v.active && v.done < v.target; });
+  }
+  void SetUp(Live& v);
+  void Step(Live& v, bool record, const std::string& phase);
+  bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
+  void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok);
+  void Project(Live& v, int warmups_left);
+  std::string SlowText(const Live& v, double step_s) const;
+  void Derive();
+  void Finish(Live& v);
+
+  const RunSettings& s_;
+  DeviceBackend& backend_;
+  const NowFn& now_;
+  const WorkloadInfo& info_;
+  std::vector<Live> live_;
+};
+
+void GroupRun::SetUp(Live& v) {
+  const Params& params = v.outcome.variant.params;
+  if (std::string why = SkipReason(v.outcome.variant, s_.device); !why.empty()) return Skip(v, why);
+  const double t0 = now_();
+  int64_t before = 0, peak = 0;
+  backend_.Synchronize(s_.device);
+  backend_.Memory(s_.device, &before, &peak);
+  const RunContext ctx{params, s_};
+  Status st = Guarded("set-up", [&] {
+    v.workload = v.outcome.variant.workload->factory();
+    return v.workload->SetUp(ctx);
+  });
+  backend_.Synchronize(s_.device);
+  int64_t after = 0;
+  if (backend_.Memory(s_.device, &after, &peak)) v.owned_bytes += after - before;
+  v.spent_s += now_() - t0;
+  if (st.skipped()) return Skip(v, st.message());
+  if (!st.ok()) return Fail(v, st.message());
+  v.active = true;
+}
+
+void GroupRun::Step(Live& v, bool record, const std::string& phase) {
+  const std::string& dev = s_.device;
+  Recorder rec(info_);
+  int64_t current = 0, peak = 0;
+  const double t_begin = now_();
+  backend_.Synchronize(dev);
+  const bool have_mem = backend_.Memory(dev, &current, &peak);
+  backend_.ResetPeakMemory(dev);
+  if (info_.FindMetric("peak_rss")) ResetPeakRss();
+  // The device is idle here, so the clock starts with the step's first launch.
+  const double t0 = now_();
+  backend_.BeginStep(dev);
+  Status st = Guarded(phase, [&] { return v.workload->RunStep(rec); });
+  const double device_s = backend_.EndStep(dev);
+  // Synchronise before reading the clock: launches are asynchronous.
+  backend_.Synchronize(dev);
+  const double t1 = now_();
+  v.spent_s += t1 - t_begin;
+  if (!Check(v, st, rec, phase)) return;
+  int64_t after = 0, step_peak = 0;
+  const bool mem_ok = have_mem && backend_.Memory(dev, &after, &step_peak);
+  const int64_t transient = mem_ok ? std::max<int64_t>(0, step_peak - current) : 0;
+  const int64_t peak_bytes = v.owned_bytes + transient;
+  if (mem_ok) v.owned_bytes += after - current;
+  const double host_s = t1 - t0;
+  if (!record) {
+    v.warmup_step_s.push_back(host_s);
+    return;
+  }
+  const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_ : device_s >= 0 ? device_s : host_s;
+  Record(v, rec, seconds, peak_bytes, mem_ok);
+  if (v.spent_s > s_.timeout_s && v.done < v.target)
+    Fail(v, fmt::format("time limit of {:g} s exceeded after {} of {} repetitions", s_.timeout_s, v.done, v.target));
+}
+
+// A failed step, an undeclared metric or a non-finite value fails the variant.
+bool GroupRun::Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase) {
+  if (!st.ok()) {
+    Fail(v, st.message());
+    return false;
+  }
+  if (!rec.undeclared_.empty()) {
+    Fail(v, phase + ": metric '" + rec.undeclared_ + "' is not declared by " + info_.FullName());
+    return false;
+  }
+  for (const auto& [metric, value] : rec.values_) {
+    if (!std::isfinite(value)) {
+      Fail(v, phase + ": metric '" + metric + "' is " + std::to_string(value));
+      return false;
+    }
+  }
+  return true;
+}
+
+void GroupRun::Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok) {
+  auto& s = v.outcome.samples;
+  if (info_.FindMetric("step_time")) s["step_time"].push_back(seconds);
+  if (info_.FindMetric("throughput") && rec.items_ > 0 && seconds > 0)
+    s["throughput"].push_back(rec.items_ / seconds);
+  if (info_.FindMetric("peak_memory") && mem_ok) s["peak_memory"].push_back(static_cast<double>(peak_bytes));
+  if (info_.FindMetric("peak_rss")) {
+    if (int64_t rss = PeakRssBytes(); rss > 0) s["peak_rss"].push_back(static_cast<double>(rss));
+  }
+  for (const auto& [metric, value] : rec.values_) s[metric].push_back(value);
+  ++v.done;
+}
+
+std::string GroupRun::SlowText(const Live& v, double step_s) const {
+  std::string text = fmt::format("{} step {:.3g} s", v.outcome.variant.params.Encode(), step_s);
+  if (info_.slow_cause) {
+    if (std::string cause = info_.slow_cause(v.outcome.variant.params, s_.device); !cause.empty())
+      text += " (" + cause + ")";
+  }
+  return text;
+}
+
+void GroupRun::Project(Live& v, int warmups_left) {
+  if (v.warmup_step_s.empty()) return;
+  const double step_s = stats::Median(v.warmup_step_s);
+  if (step_s <= 0) return;
+  const double left_s = s_.timeout_s - v.spent_s;
+  const int fits = static_cast<int>(std::floor(left_s / step_s)) - warmups_left;
+  if (fits >= v.target) return;
+  const std::string budget = fmt::format("the {:g} s budget per variant", s_.timeout_s);
+  if (fits < RunSettings::kMinRepetitions)
+    return Skip(v, fmt::format("{}: {} repetitions do not fit in {} (at least {} needed)", SlowText(v, step_s),
+                               v.target, budget, RunSettings::kMinRepetitions));
+  v.outcome.reason = fmt::format("{} of {} repetitions: {} and {}", fits, s_.repetitions, SlowText(v, step_s), budget);
+  v.target = fits;
+}
+
+void GroupRun::Derive() {
+  if (info_.compare_param.empty() || info_.derived.empty()) return;
+  Live* ref = nullptr;
+  for (auto& v : live_)
+    if (v.outcome.variant.params.Get(info_.compare_param) == info_.reference_value) ref = &v;
+  if (ref == nullptr || !ref->active) return;
+  for (auto& v : live_) {
+    if (!v.active) continue;
+    Status st = Guarded("derived metrics", [&] {
+      DeriveMetrics(info_, ref->outcome.variant.params, ref->outcome.samples, v.outcome.variant.params,
+                    v.outcome.samples, /*is_reference=*/&v == ref);
+      return Status::Ok();
+    });
+    if (!st.ok()) Fail(v, st.message());
+  }
+}
+
+void GroupRun::Finish(Live& v) {
+  if (v.active) {
+    VerifyContext vctx{v.outcome.samples};
+    Status st = Guarded("verify", [&] { return v.workload->Verify(vctx); });
+    // Keep the samples: a wrong answer is worth seeing next to its speed.
+    if (!st.ok()) Fail(v, st.message());
+  }
+  if (!v.workload) return;
+  Guarded("attributes", [&] {
+    v.outcome.attributes = v.workload->Attributes();
+    return Status::Ok();
+  });
+  Guarded("tear-down", [&] {
+    v.workload->TearDown();
+    return Status::Ok();
+  });
+  v.workload.reset();
+}
+
 }  // namespace
 
 std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
-  const WorkloadInfo& info = group.workload->info;
-  const std::string& dev = settings_.device;
-  const bool want_mem = info.FindMetric("peak_memory") != nullptr;
-  const bool want_rss = info.FindMetric("peak_rss") != nullptr;
-  const bool want_step = info.FindMetric("step_time") != nullptr;
-  const bool want_tput = info.FindMetric("throughput") != nullptr;
-
-  std::vector<Live> live(group.variants.size());
-  for (size_t i = 0; i < group.variants.size(); ++i) {
-    live[i].outcome.variant = VariantRef{group.workload, group.variants[i]};
-  }
-
-  // Set-up, one variant after the other.
-  for (auto& v : live) {
-    const Params& params = v.outcome.variant.params;
-    for (const auto& need : info.needs) {
-      if (need == "cuda" && dev != "cuda") {
-        v.outcome.status = OutcomeStatus::kSkipped;
-        v.outcome.reason = "needs cuda; running on " + dev;
-      }
-    }
-    if (v.outcome.status == OutcomeStatus::kOk && info.skip_reason) {
-      if (std::string why = info.skip_reason(params, dev); !why.empty()) {
-        v.outcome.status = OutcomeStatus::kSkipped;
-        v.outcome.reason = why;
-      }
-    }
-    if (v.outcome.status != OutcomeStatus::kOk) continue;
-    int64_t before = 0, peak = 0;
-    backend_.Synchronize(dev);
-    backend_.Memory(dev, &before, &peak);
-    RunContext ctx{params, dev, settings_.seed, settings_.quick, settings_.threads, settings_.data_dir, settings_.launch};
-    Status st = Guarded("set-up", [&] {
-      v.workload = group.workload->factory();
-      return v.workload->SetUp(ctx);
-    });
-    backend_.Synchronize(dev);
-    int64_t after = 0;
-    if (backend_.Memory(dev, &after, &peak)) v.owned_bytes += after - before;
-    if (st.skipped()) {
-      v.outcome.status = OutcomeStatus::kSkipped;
-      v.outcome.reason = st.message();
-    } else if (!st.ok()) {
-      Fail(v, st.message());
-    } else {
-      v.active = true;
-    }
-  }
-
-  const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                           std::chrono::duration<double>(settings_.timeout_s));
-
-  auto step = [&](Live& v, bool record, const std::string& phase) {
-    Recorder rec(info);
-    int64_t current = 0, peak = 0;
-    backend_.Synchronize(dev);
-    const bool have_mem = backend_.Memory(dev, &current, &peak);
-    backend_.ResetPeakMemory(dev);
-    if (want_rss) ResetPeakRss();
-    // The device is idle here, so the clock starts with the step's first launch.
-    const auto t0 = Clock::now();
-    backend_.BeginStep(dev);
-    Status st = Guarded(phase, [&] { return v.workload->RunStep(rec); });
-    const double device_s = backend_.EndStep(dev);
-    // Synchronise before reading the clock: launches are asynchronous.
-    backend_.Synchronize(dev);
-    const auto t1 = Clock::now();
-    if (!st.ok()) {
-      Fail(v, st.message());
-      return;
-    }
-    if (!rec.undeclared_.empty()) {
-      Fail(v, phase + ": metric '" + rec.undeclared_ + "' is not declared by " + info.FullName());
-      return;
-    }
-    for (const auto& [metric, value] : rec.values_) {
-      if (!std::isfinite(value)) {
-        Fail(v, phase + ": metric '" + metric + "' is " + std::to_string(value));
-        return;
-      }
-    }
-    int64_t after = 0, step_peak = 0;
-    const bool mem_ok = have_mem && backend_.Memory(dev, &after, &step_peak);
-    const int64_t transient = mem_ok ? std::max<int64_t>(0, step_peak - current) : 0;
-    const int64_t owned_before = v.owned_bytes;
-    if (mem_ok) v.owned_bytes += after - current;
-    if (!record) return;
-    const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_
-                           : device_s >= 0          ? device_s
-                                                    : Seconds(t1 - t0);
-    auto& s = v.outcome.samples;
-    if (want_step) s["step_time"].push_back(seconds);
-    if (want_tput && rec.items_ > 0 && seconds > 0) s["throughput"].push_back(rec.items_ / seconds);
-    if (want_mem && mem_ok) s["peak_memory"].push_back(static_cast<double>(owned_before + transient));
-    if (want_rss) {
-      if (int64_t rss = PeakRssBytes(); rss > 0) s["peak_rss"].push_back(static_cast<double>(rss));
-    }
-    for (auto& [metric, value] : rec.values_) s[metric].push_back(value);
-  };
-
-  auto over_time = [&](int done) {
-    if (Clock::now() <= deadline) return false;
-    std::ostringstream why;
-    why << "time limit of " << settings_.timeout_s << " s exceeded after " << done << " of "
-        << settings_.repetitions << " repetitions";
-    for (auto& v : live)
-      if (v.active) Fail(v, why.str());
-    return true;
-  };
-
-  // Warm-up and timed repetitions, interleaved across the group: A B A B ...
-  bool timed_out = false;
-  for (int w = 0; w < settings_.warmup_steps && !timed_out; ++w) {
-    for (auto& v : live)
-      if (v.active) step(v, /*record=*/false, "warm-up step " + std::to_string(w + 1));
-    timed_out = over_time(0);
-  }
-  for (int r = 0; r < settings_.repetitions && !timed_out; ++r) {
-    for (auto& v : live)
-      if (v.active) step(v, /*record=*/true, "step " + std::to_string(r + 1));
-    timed_out = over_time(r + 1);
-  }
-
-  // Derived, paired metrics against the reference variant of the group.
-  Live* ref = nullptr;
-  if (!info.compare_param.empty()) {
-    for (auto& v : live)
-      if (v.outcome.variant.params.Get(info.compare_param) == info.reference_value) ref = &v;
-  }
-  if (ref != nullptr && ref->active) {
-    const auto& rs = ref->outcome.samples;
-    if (info.FindMetric("scaling_efficiency") && rs.count("throughput")) {
-      // T(1) / (1 * T(1)) = 1 by definition (std::map inserts keep rs valid).
-      ref->outcome.samples["scaling_efficiency"].assign(rs.at("throughput").size(), 1.0);
-    }
-    for (auto& v : live) {
-      if (&v == ref || !v.active) continue;
-      auto& s = v.outcome.samples;
-      if (info.FindMetric("speedup") && rs.count("step_time") && s.count("step_time")) {
-        const auto& a = rs.at("step_time");
-        const auto& b = s.at("step_time");
-        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) s["speedup"].push_back(a[i] / b[i]);
-      }
-      if (info.FindMetric("scaling_efficiency") && rs.count("throughput") && s.count("throughput")) {
-        const double k = std::stod(v.outcome.variant.params.Get(info.compare_param)) /
-                         std::stod(ref->outcome.variant.params.Get(info.compare_param));
-        const auto& a = rs.at("throughput");
-        const auto& b = s.at("throughput");
-        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) s["scaling_efficiency"].push_back(b[i] / (k * a[i]));
-      }
-      if (info.FindMetric("loss_delta") && rs.count("loss") && s.count("loss")) {
-        const auto& a = rs.at("loss");
-        const auto& b = s.at("loss");
-        for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-          s["loss_delta"].push_back(std::fabs(b[i] - a[i]));
-      }
-    }
-  }
-
-  for (auto& v : live) {
-    if (v.active) {
-      VerifyContext vctx{v.outcome.samples};
-      Status st = Guarded("verify", [&] { return v.workload->Verify(vctx); });
-      if (!st.ok()) {
-        // Keep the samples: a wrong answer is worth seeing next to its speed.
-        v.outcome.status = OutcomeStatus::kFailed;
-        v.outcome.reason = st.message();
-      }
-    }
-    if (v.workload) {
-      Guarded("attributes", [&] {
-        v.outcome.attributes = v.workload->Attributes();
-        return Status::Ok();
-      });
-      Guarded("tear-down", [&] {
-        v.workload->TearDown();
-        return Status::Ok();
-      });
-      v.workload.reset();
-    }
-  }
-
-  std::vector<VariantOutcome> out;
-  out.reserve(live.size());
-  for (auto& v : live) out.push_back(std::move(v.outcome));
-  return out;
+  return GroupRun(settings_, backend_, now_, group).Run();
 }
 
 void Runner::RunAll(const std::vector<VariantGroup>& groups,
                     const std::function<void(const std::vector<VariantOutcome>&)>& sink) {
-  const auto start = Clock::now();
+  const double start = now_();
   for (size_t i = 0; i < groups.size(); ++i) {
-    if (progress_) {
-      const auto& g = groups[i];
-      std::string name = g.workload->info.FullName();
-      Params shared = g.variants.front().Without(g.workload->info.compare_param);
-      if (!shared.empty()) {
-        name += '/';
-        name += shared.Encode();
-      }
-      progress_({i, groups.size(), name, Seconds(Clock::now() - start)});
-    }
+    if (progress_) progress_({i, groups.size(), GroupName(groups[i]), now_() - start});
     sink(RunGroup(groups[i]));
   }
 }

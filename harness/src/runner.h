@@ -1,5 +1,6 @@
 // Runner: executes variant groups with warm-up, interleaved timed repetitions,
-// memory accounting, derived metrics and verification.
+// memory accounting, a time budget per variant, derived metrics and
+// verification.
 #pragma once
 
 #include <functional>
@@ -10,17 +11,17 @@
 #include "perfbench/backend.h"
 #include "perfbench/settings.h"
 #include "registry.h"
+#include "store/records.h"
 
 namespace perfbench {
-
-enum class OutcomeStatus { kOk, kFailed, kSkipped };
-const char* ToString(OutcomeStatus s);
 
 // Everything measured for one variant.
 struct VariantOutcome {
   VariantRef variant;
-  OutcomeStatus status = OutcomeStatus::kOk;
-  std::string reason;  // why failed or skipped; empty when ok
+  ResultStatus status = ResultStatus::kOk;
+  // Why failed or skipped; for an ok variant cut short by its time budget,
+  // what was cut and why. Empty otherwise.
+  std::string reason;
   std::map<std::string, std::vector<double>> samples;  // metric -> one value per repetition
   std::map<std::string, std::string> attributes;
 };
@@ -32,11 +33,24 @@ struct ProgressEvent {
   double elapsed_s = 0;    // since the runner started
 };
 
+// Time budget (RunSettings::timeout_s) per variant: the variant's own set-up
+// and steps count, not its siblings'. After each warm-up round the runner
+// projects the variant's remaining time from its median warm-up step; when
+// the planned repetitions do not fit, it runs as many as fit (never fewer
+// than RunSettings::kMinRepetitions; the reason says so) or skips the
+// variant before timing it, naming the step time and the workload's known
+// cause (WorkloadInfo::slow_cause). A variant that still overruns is
+// recorded as failed with the samples it has; its siblings go on.
+// Seconds on a monotonic clock (std::chrono::steady_clock); tests inject their own.
+using NowFn = std::function<double()>;
+double SteadyNow();
+
 class Runner {
  public:
   using ProgressFn = std::function<void(const ProgressEvent&)>;
 
-  Runner(RunSettings settings, DeviceBackend& backend) : settings_(std::move(settings)), backend_(backend) {}
+  Runner(RunSettings settings, DeviceBackend& backend, NowFn now = SteadyNow)
+      : settings_(std::move(settings)), backend_(backend), now_(std::move(now)) {}
   void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
 
   // Runs one group. Never throws for workload errors: they become outcomes.
@@ -50,6 +64,7 @@ class Runner {
  private:
   RunSettings settings_;
   DeviceBackend& backend_;
+  NowFn now_;
   ProgressFn progress_;
 };
 

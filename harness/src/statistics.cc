@@ -1,4 +1,4 @@
-#include "statistics.h"
+#include "perfbench/statistics.h"
 
 #include <algorithm>
 #include <cmath>

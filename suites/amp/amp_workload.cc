@@ -1,11 +1,15 @@
 #include "amp_workload.h"
 
-#include <map>
+#include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
+#include <fstream>
+#include <map>
 #include <memory>
+#include <set>
+#include <sstream>
 
+#include "common/models.h"
 #include "perfbench/workload.h"
 
 namespace perfbench::amp {
@@ -19,6 +23,11 @@ double LossTolerance(Precision p) {
   return 0.0;
 }
 
+using common::Batch;
+using common::MakeBatches;
+using common::ParsePrecision;
+using common::Trainer;
+
 namespace {
 
 constexpr int kBatchesInPool = 4;  // cycled: the same data for every precision
@@ -30,11 +39,11 @@ class AmpWorkload final : public Workload {
   Status SetUp(const RunContext& ctx) override {
     precision_ = ParsePrecision(ctx.params.Get("precision"));
     const std::string size = ctx.params.Get("size");
-    const torch::Device device(ctx.device == "cuda" ? torch::kCUDA : torch::kCPU);
+    const torch::Device device(ctx.settings.device == "cuda" ? torch::kCUDA : torch::kCPU);
     // Same seed -> same initial weights for every precision of the group.
-    torch::manual_seed(ctx.seed);
+    torch::manual_seed(ctx.settings.seed);
     trainer_ = std::make_unique<Trainer>(def_.make(size), precision_, device);
-    batches_ = MakeBatches(def_, size, kBatchesInPool, ctx.seed, device);
+    batches_ = MakeBatches(def_, size, kBatchesInPool, ctx.settings.seed, device);
     batch_size_ = def_.batch(size);
     return Status::Ok();
   }
@@ -52,22 +61,15 @@ class AmpWorkload final : public Workload {
     if (precision_ == Precision::kFp32 || it == ctx.samples.end() || it->second.empty()) return Status::Ok();
     const double worst = *std::max_element(it->second.begin(), it->second.end());
     const double tol = LossTolerance(precision_);
-    if (worst > tol) {
-      char msg[160];
-      std::snprintf(msg, sizeof msg, "loss parity: |loss - loss(fp32)| reached %.4g, tolerance %.3g", worst, tol);
-      return Status::Error(msg);
-    }
+    if (worst > tol)
+      return Status::Error(fmt::format("loss parity: |loss - loss(fp32)| reached {:.4g}, tolerance {:.3g}", worst, tol));
     return Status::Ok();
   }
 
   std::map<std::string, std::string> Attributes() const override {
     std::map<std::string, std::string> a{{"batch_size", std::to_string(batch_size_)}};
     if (precision_ == Precision::kFp16 && trainer_) a["final_loss_scale"] = std::to_string(trainer_->LossScale());
-    if (precision_ != Precision::kFp32) {
-      char tol[32];
-      std::snprintf(tol, sizeof tol, "%g", LossTolerance(precision_));
-      a["loss_tolerance"] = tol;
-    }
+    if (precision_ != Precision::kFp32) a["loss_tolerance"] = fmt::format("{:g}", LossTolerance(precision_));
     return a;
   }
 
@@ -88,24 +90,40 @@ class AmpWorkload final : public Workload {
 }  // namespace
 
 namespace {
-std::map<std::string, std::shared_ptr<const ModelDef>>& ModelDefs() {
-  static std::map<std::string, std::shared_ptr<const ModelDef>> defs;
-  return defs;
-}
-}  // namespace
 
-const ModelDef* FindModelDef(const std::string& name) {
-  auto it = ModelDefs().find(name);
-  return it == ModelDefs().end() ? nullptr : it->second.get();
+// The CPU's feature flags (/proc/cpuinfo), empty where unreadable.
+const std::set<std::string>& CpuFlags() {
+  static const std::set<std::string> flags = [] {
+    std::set<std::string> out;
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("flags", 0) != 0) continue;
+      std::istringstream words(line.substr(line.find(':') + 1));
+      for (std::string w; words >> w;) out.insert(w);
+      break;
+    }
+    return out;
+  }();
+  return flags;
 }
 
-bool RegisterAmpWorkload(ModelDef def) {
-  auto shared = std::make_shared<const ModelDef>(std::move(def));
-  ModelDefs()[shared->name] = shared;
+// Why a reduced precision is slow here, when the CPU lacks it natively.
+std::string SlowCause(const Params& p, const std::string& device) {
+  if (device != "cpu" || CpuFlags().empty()) return "";
+  const std::string precision = p.Get("precision");
+  const auto has = [](const char* f) { return CpuFlags().count(f) > 0; };
+  if (precision == "bf16" && !has("avx512_bf16") && !has("amx_bf16"))
+    return "no native bf16 on this CPU (neither AVX512-BF16 nor AMX-BF16): autocast emulates it";
+  if (precision == "fp16" && !has("avx512_fp16") && !has("amx_fp16"))
+    return "no native fp16 on this CPU (neither AVX512-FP16 nor AMX-FP16): autocast emulates it";
+  return "";
+}
+
+WorkloadInfo AmpInfo(const ModelDef& def) {
   WorkloadInfo info;
   info.suite = "amp";
-  info.name = shared->name;
-  info.description = shared->description;
+  info.name = def.name;
+  info.description = def.description;
   info.metrics = {{"throughput", "samples/s", Better::kHigher}, {"step_time", "s", Better::kLower},
                   {"peak_memory", "bytes", Better::kLower},     {"peak_rss", "bytes", Better::kLower},
                   {"loss", "1", Better::kLower},                {"loss_delta", "1", Better::kLower},
@@ -114,13 +132,25 @@ bool RegisterAmpWorkload(ModelDef def) {
   info.quick_variants = Params::Product({{"precision", {"fp32", "bf16", "fp16"}}, {"size", {"quick"}}});
   info.compare_param = "precision";
   info.reference_value = "fp32";
+  info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant},
+                  {"loss_delta", "loss", DerivedMetric::Kind::kAbsDifference}};
   info.skip_reason = [](const Params& p, const std::string& device) -> std::string {
-    if (p.Get("precision") == "fp16") return LossScalingUnavailable(device);
+    if (p.Get("precision") == "fp16") return common::LossScalingUnavailable(device);
     return "";
   };
-  return RegisterWorkload(std::move(info), [shared]() -> std::unique_ptr<Workload> {
-    return std::make_unique<AmpWorkload>(*shared);
-  });
+  info.slow_cause = SlowCause;
+  return info;
 }
+
+bool RegisterAll() {
+  for (const ModelDef& def : common::AllModels()) {
+    RegisterWorkload(AmpInfo(def), [&def]() -> std::unique_ptr<Workload> { return std::make_unique<AmpWorkload>(def); });
+  }
+  return true;
+}
+
+[[maybe_unused]] const bool registered = RegisterAll();
+
+}  // namespace
 
 }  // namespace perfbench::amp

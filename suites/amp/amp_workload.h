@@ -1,20 +1,14 @@
-// The amp suite's workload: one training step of a ModelDef in fp32, bf16
-// or fp16 (with dynamic loss scaling). Each model file registers it with
-// RegisterAmpWorkload.
+// The amp suite: one training step of each shared model (suites/common) in
+// fp32, bf16 or fp16 (with dynamic loss scaling), as "amp/<model>" with
+// params precision and size.
 #pragma once
 
-#include "training.h"
+#include "common/training.h"
 
 namespace perfbench::amp {
 
-// Registers "amp/<def.name>" with params precision (fp32, bf16, fp16) and
-// size (full; quick with --quick). Returns true.
-bool RegisterAmpWorkload(ModelDef def);
-
-// The model definitions the amp suite registered ("mlp", "cnn",
-// "transformer"), for other suites that train the same models (ddp,
-// dataloader). nullptr if unknown. Valid after static initialisation.
-const ModelDef* FindModelDef(const std::string& name);
+using common::ModelDef;
+using common::Precision;
 
 // Largest |loss(amp) - loss(fp32)| accepted after the same steps from the same
 // seed, for a cross-entropy loss of order 1.

@@ -20,10 +20,10 @@
 #include <chrono>
 #include <cmath>
 
-#include "amp_workload.h"
+#include "common/models.h"
 #include "dataset.h"
 #include "perfbench/workload.h"
-#include "training.h"
+#include "common/training.h"
 
 #ifdef PERFBENCH_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -51,12 +51,12 @@ class DataWorkload : public Workload {
   explicit DataWorkload(bool train) : train_(train) {}
 
   Status SetUp(const RunContext& ctx) override {
-    const std::string size = ctx.params.Get("size", ctx.quick ? "quick" : "full");
-    const amp::ModelDef* cnn = amp::FindModelDef("cnn");
+    const std::string size = ctx.params.Get("size", ctx.settings.quick ? "quick" : "full");
+    const common::ModelDef* cnn = common::FindModelDef("cnn");
     if (!cnn) return Status::Error("the amp suite's cnn model is not registered");
     const int64_t crop = cnn->sample_shape(size).back();
     batch_ = ctx.params.GetInt("batch_size", 32);
-    device_ = ctx.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    device_ = ctx.settings.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
     const int workers = static_cast<int>(ctx.params.GetInt("workers", 0));
     const int prefetch = static_cast<int>(ctx.params.GetInt("prefetch", 2));
     const bool pin = ctx.params.Get("pin_memory", "off") == "on";
@@ -70,24 +70,24 @@ class DataWorkload : public Workload {
         memory_.push_back({torch::randn({batch_, 3, crop, crop}).to(device_),
                            torch::randint(0, 10, {batch_}, torch::kInt64).to(device_)});
     } else {
-      if (ctx.data_dir.empty()) return Status::Error("no data directory (--data-dir)");
+      if (ctx.settings.data_dir.empty()) return Status::Error("no data directory (--data-dir)");
       const int64_t samples = ctx.params.GetInt("samples", size == "quick" ? 512 : 8192);
       if (samples < batch_) return Status::Error("samples (" + std::to_string(samples) + ") below one batch");
-      const DatasetSpec spec = SpecFor(size, samples, crop, ctx.seed);
-      const DatasetFiles files = EnsureDataset(ctx.data_dir, spec);
+      const DatasetSpec spec = SpecFor(size, samples, crop, ctx.settings.seed);
+      const DatasetFiles files = EnsureDataset(ctx.settings.data_dir, spec);
       attributes_["dataset"] = files.dir;
       attributes_["dataset_generated"] = files.generated ? "yes" : "no (reused)";
       auto reader = std::make_shared<const ShardReader>(files);
-      ImageDataset ds(reader, spec.image, crop, ctx.seed);
+      ImageDataset ds(reader, spec.image, crop, ctx.settings.seed);
       if (source == "slow") ds.set_delay(std::chrono::milliseconds(500));  // tests: input-bound on purpose
-      torch::manual_seed(ctx.seed);
+      torch::manual_seed(ctx.settings.seed);
       pipeline_ = std::make_unique<Pipeline>(ds, batch_, workers, prefetch, pin, device_);
     }
     attributes_["pin_memory"] = device_.is_cuda() ? (pin ? "on" : "off") : "n/a on the CPU";
     attributes_["loader"] = "torch::data::DataLoader, worker threads";
     if (train_) {
-      torch::manual_seed(ctx.seed);
-      trainer_ = std::make_unique<amp::Trainer>(cnn->make(size), amp::Precision::kFp32, device_);
+      torch::manual_seed(ctx.settings.seed);
+      trainer_ = std::make_unique<common::Trainer>(cnn->make(size), common::Precision::kFp32, device_);
     }
     return Status::Ok();
   }
@@ -117,7 +117,7 @@ class DataWorkload : public Workload {
       auto b = Next();
       const auto t1 = Clock::now();
       trainer_->Step({b.data, b.target});
-      amp::SynchronizeDevice(device_);
+      common::SynchronizeDevice(device_);
       const auto t2 = Clock::now();
       wait += Seconds(t0, t1);
       total += Seconds(t0, t2);
@@ -155,7 +155,7 @@ class DataWorkload : public Workload {
   std::unique_ptr<Pipeline> pipeline_;
   std::vector<torch::data::Example<>> memory_;
   size_t next_ = 0;
-  std::unique_ptr<amp::Trainer> trainer_;
+  std::unique_ptr<common::Trainer> trainer_;
   std::vector<double> shares_;
   std::map<std::string, std::string> attributes_;
 };
@@ -186,7 +186,7 @@ WorkloadInfo Info(bool train) {
   if (train)
     info.metrics = {{"step_time", "s", Better::kLower},
                     {"step_throughput", "samples/s", Better::kHigher},
-                    {"data_wait_share", "ratio", Better::kLower}};
+                    {"data_wait_share", "fraction", Better::kLower}};
   else
     info.metrics = {{"step_time", "s", Better::kLower},
                     {"throughput", "samples/s", Better::kHigher},

@@ -49,10 +49,6 @@ DatasetFiles EnsureDataset(const std::string& root, const DatasetSpec& spec);
 std::vector<uint8_t> EncodeJpeg(const uint8_t* rgb, int width, int height, int quality);
 void DecodeJpeg(const uint8_t* data, size_t size, int width, int height, uint8_t* out);
 
-// The sample that `index` names, deterministic in (seed, index).
-void SynthesizeImage(uint64_t seed, int64_t index, int64_t image, int64_t classes, std::vector<uint8_t>* rgb,
-                     int64_t* label);
-
 // Reads records from shard files (pread: safe from many threads).
 class ShardReader {
  public:

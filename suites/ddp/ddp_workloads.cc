@@ -37,11 +37,14 @@
 #include <iostream>
 #include <thread>
 
-#include "amp_workload.h"
+#include <fmt/format.h>
+
 #include "collectives.h"
+#include "common/models.h"
+#include "common/training.h"
+#include "perfbench/statistics.h"
 #include "perfbench/workload.h"
 #include "ranks.h"
-#include "training.h"
 
 #ifdef PERFBENCH_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>
@@ -54,12 +57,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // Gradients all-reduced in buckets, optionally overlapped with backward.
 class GradSync {
@@ -187,13 +184,13 @@ class TrainCore : public Core {
  public:
   TrainCore(const Spec& spec, Ranks& ranks) : ranks_(ranks) {
     const std::string model = spec.params.Get("model", "mlp");
-    const amp::ModelDef* def = amp::FindModelDef(model);
+    const common::ModelDef* def = common::FindModelDef(model);
     if (!def) throw std::invalid_argument("unknown model '" + model + "'");
-    const std::string size = spec.params.Get("size", spec.quick ? "quick" : "full");
-    torch::manual_seed(spec.seed);  // same initial weights on every rank
-    trainer_ = std::make_unique<amp::Trainer>(def->make(size), amp::Precision::kFp32, ranks.device());
+    const std::string size = spec.params.Get("size", spec.settings.quick ? "quick" : "full");
+    torch::manual_seed(spec.settings.seed);  // same initial weights on every rank
+    trainer_ = std::make_unique<common::Trainer>(def->make(size), common::Precision::kFp32, ranks.device());
     // Each rank its own shard of the data.
-    batches_ = amp::MakeBatches(*def, size, 4, spec.seed + 1000003ULL * (ranks.rank() + 1), ranks.device());
+    batches_ = common::MakeBatches(*def, size, 4, spec.settings.seed + 1000003ULL * (ranks.rank() + 1), ranks.device());
     batch_ = def->batch(size);
     const double mb = std::stod(spec.params.Get("bucket_mb", "25"));
     sync_ = std::make_unique<GradSync>(trainer_->Parameters(), ranks, static_cast<int64_t>(mb * (1 << 20)),
@@ -215,7 +212,7 @@ class TrainCore : public Core {
       trainer_->ForwardBackward(b);
       sync_->Finish();
       trainer_->OptimizerStep();
-      amp::SynchronizeDevice(ranks_.device());
+      common::SynchronizeDevice(ranks_.device());
       t_sync = Seconds(t0, Clock::now());
       checksum = Checksum();  // untimed; the optimizer leaves the gradients alone
     };
@@ -227,7 +224,7 @@ class TrainCore : public Core {
       sync_->Arm(false);
       trainer_->ForwardBackward(b);
       trainer_->OptimizerStep();
-      amp::SynchronizeDevice(ranks_.device());
+      common::SynchronizeDevice(ranks_.device());
       t_nosync = Seconds(t0, Clock::now());
       trainer_->Restore(saved);
     };
@@ -254,8 +251,8 @@ class TrainCore : public Core {
     return s;
   }
   Ranks& ranks_;
-  std::unique_ptr<amp::Trainer> trainer_;
-  std::vector<amp::Batch> batches_;
+  std::unique_ptr<common::Trainer> trainer_;
+  std::vector<common::Batch> batches_;
   int64_t batch_ = 0;
   std::unique_ptr<GradSync> sync_;
   Fault fault_;
@@ -286,7 +283,7 @@ class AllreduceCore : public Core {
     if (fault_.Hits(ranks_.rank(), k)) Misbehave(fault_, ranks_.rank());
     ranks_.Phase("all-reduce step " + std::to_string(k));
     ranks_.Barrier();
-    amp::SynchronizeDevice(ranks_.device());
+    common::SynchronizeDevice(ranks_.device());
     const auto t0 = Clock::now();
     for (int i = 0; i < iters_; ++i) {
       std::vector<at::Tensor> v{data_};
@@ -294,7 +291,7 @@ class AllreduceCore : public Core {
       o.timeout = ranks_.timeout();
       ranks_.Wait(ranks_.pg().allreduce(v, o));
     }
-    amp::SynchronizeDevice(ranks_.device());
+    common::SynchronizeDevice(ranks_.device());
     const double t = Seconds(t0, Clock::now()) / iters_;
     return {ranks_.AllGather({t})};
   }
@@ -313,28 +310,22 @@ std::unique_ptr<Core> MakeCore(const Spec& spec, Ranks& ranks) {
   throw std::invalid_argument("unknown ddp workload '" + spec.workload + "'");
 }
 
-int ThreadsPerRank(int requested) { return requested > 0 ? requested : 1; }
-
 // The runner's side of every rank-0 (and runner-driven) process.
 class DdpWorkload : public Workload {
  public:
   explicit DdpWorkload(std::string kind) : kind_(std::move(kind)) {}
 
   Status SetUp(const RunContext& ctx) override {
-    spec_.workload = kind_;
-    spec_.params = ctx.params;
-    spec_.seed = ctx.seed;
-    spec_.quick = ctx.quick;
-    spec_.threads = ThreadsPerRank(ctx.threads);
-    spec_.device = ctx.device;
+    spec_ = Spec{kind_, ctx.params, ctx.settings};
+    const DistributedLaunch& launch = ctx.settings.launch;
     world_ = static_cast<int>(ctx.params.GetInt("world_size", 1));
-    spec_launch_source_ = ctx.launch.source;
-    if (ctx.launch.Fixed() && world_ != ctx.launch.world_size)
-      return Status::Skipped("launched with world size " + std::to_string(ctx.launch.world_size));
+    spec_launch_source_ = launch.source;
+    if (launch.Fixed() && world_ != launch.world_size)
+      return Status::Skipped("launched with world size " + std::to_string(launch.world_size));
     saved_threads_ = at::get_num_threads();
-    at::set_num_threads(spec_.threads);
+    at::set_num_threads(spec_.threads());
     try {
-      ranks_ = Ranks::Start(ctx.launch, spec_, world_);
+      ranks_ = Ranks::Start(launch, spec_, world_);
       try {
         core_ = MakeCore(spec_, *ranks_);
       } catch (const std::exception& e) {
@@ -349,7 +340,7 @@ class DdpWorkload : public Workload {
   }
 
   Status RunStep(StepRecorder& rec) override {
-    at::set_num_threads(spec_.threads);
+    at::set_num_threads(spec_.threads());
     Gathered g;
     const int64_t k = step_++;
     try {
@@ -376,17 +367,15 @@ class DdpWorkload : public Workload {
 
   std::map<std::string, std::string> Attributes() const override {
     std::map<std::string, std::string> a = {{"launch", spec_launch_source_},
-                                            {"threads_per_rank", std::to_string(spec_.threads)}};
+                                            {"threads_per_rank", std::to_string(spec_.threads())}};
     if (kind_ == "train") {
       a["grads_identical"] = grads_identical_ ? "yes" : "no";
       if (auto* t = dynamic_cast<TrainCore*>(core_.get())) a["buckets"] = std::to_string(t->buckets());
       if (!per_rank_sync_.empty()) {
         std::vector<double> medians;
-        for (const auto& v : per_rank_sync_) medians.push_back(Median(v));
+        for (const auto& v : per_rank_sync_) medians.push_back(stats::Median(v));
         const auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
-        char buf[64];
-        std::snprintf(buf, sizeof buf, "%.6g", *hi - *lo);
-        a["step_time_skew_of_medians_s"] = buf;
+        a["step_time_skew_of_medians_s"] = fmt::format("{:.6g}", *hi - *lo);
       }
     } else if (auto* c = dynamic_cast<AllreduceCore*>(core_.get())) {
       a["iters_per_step"] = std::to_string(c->iters());
@@ -480,7 +469,7 @@ WorkloadInfo TrainInfo() {
                   {"throughput", "samples/s", Better::kHigher},
                   {"throughput_per_rank", "samples/s", Better::kHigher},
                   {"scaling_efficiency", "ratio", Better::kHigher},
-                  {"comm_share", "ratio", Better::kLower},
+                  {"comm_share", "fraction", Better::kLower},
                   {"step_time_skew", "s", Better::kLower},
                   {"peak_memory", "bytes", Better::kLower},
                   {"peak_rss", "bytes", Better::kLower}};
@@ -500,6 +489,8 @@ WorkloadInfo TrainInfo() {
                                          {"bucket_mb", {"1"}}});
   info.compare_param = "world_size";
   info.reference_value = "1";
+  info.derived = {{"scaling_efficiency", "throughput", DerivedMetric::Kind::kVariantOverScaledReference}};
+  info.rank_param = "world_size";
   info.skip_reason = SkipReason;
   return info;
 }
@@ -519,6 +510,7 @@ WorkloadInfo AllreduceInfo() {
                                          {"bytes", {"4096", "1048576", "16777216"}}});
   info.compare_param = "world_size";
   info.reference_value = "1";
+  info.rank_param = "world_size";
   info.skip_reason = SkipReason;
   return info;
 }
@@ -534,40 +526,26 @@ class Allreduce : public DdpWorkload {
 PERFBENCH_REGISTER_WORKLOAD(Train, TrainInfo());
 PERFBENCH_REGISTER_WORKLOAD(Allreduce, AllreduceInfo());
 
-// `perfbench __ddp-worker --rank=R ...`: one rank started by rank 0's process.
+// `perfbench __ddp-worker JSON`: one rank started by rank 0's process (see Ranks::Spawn).
 int Worker(const std::vector<std::string>& args) {
-  std::map<std::string, std::string> a;
-  for (const auto& s : args) {
-    const auto eq = s.find('=');
-    if (s.rfind("--", 0) != 0 || eq == std::string::npos) throw std::invalid_argument("bad argument '" + s + "'");
-    a[s.substr(2, eq - 2)] = s.substr(eq + 1);
-  }
-  auto need = [&](const char* k) {
-    if (!a.count(k)) throw std::invalid_argument(std::string("missing --") + k);
-    return a[k];
-  };
+  if (args.size() != 1) throw std::invalid_argument("expected one JSON argument");
+  const nlohmann::json doc = nlohmann::json::parse(args[0]);
+  const Spec spec = Spec::FromJson(doc.at("spec"));
   DistributedLaunch l;
   l.mode = DistributedLaunch::Mode::kExternal;
-  l.rank = std::stoi(need("rank"));
-  l.local_rank = std::stoi(need("local-rank"));
-  l.world_size = std::stoi(need("world"));
-  l.master_addr = need("addr");
-  l.master_port = std::stoi(need("port"));
-  l.comm_timeout_s = std::stod(need("timeout"));
-  Spec spec;
-  spec.workload = need("workload");
-  spec.params = Params::Decode(need("params"));
-  spec.seed = std::stoull(need("seed"));
-  spec.quick = need("quick") == "1";
-  spec.threads = std::stoi(need("threads"));
-  spec.device = need("device");
-  at::set_num_threads(spec.threads);
+  l.rank = doc.at("rank").get<int>();
+  l.local_rank = doc.at("local_rank").get<int>();
+  l.world_size = doc.at("world").get<int>();
+  l.master_addr = doc.at("addr").get<std::string>();
+  l.master_port = doc.at("port").get<int>();
+  l.comm_timeout_s = doc.at("comm_timeout_s").get<double>();
+  at::set_num_threads(spec.threads());
   const Fault fault = Fault::FromEnvironment();
   if (fault.rank == l.rank && fault.mode == "noconnect") {
     std::fprintf(stderr, "injected fault: rank %d cannot connect\n", l.rank);
     return 3;
   }
-  auto ranks = Ranks::Join(l, need("prefix"), spec);
+  auto ranks = Ranks::Join(l, doc.at("prefix").get<std::string>(), spec);
   auto core = MakeCore(spec, *ranks);
   for (;;) {
     auto [cmd, k] = ranks->Exchange(Command::kStep, 0);

@@ -99,6 +99,24 @@ Fault Fault::FromEnvironment() {
   return f;
 }
 
+nlohmann::json Spec::ToJson() const {
+  nlohmann::json p = nlohmann::json::array();
+  for (const auto& [k, v] : params.items()) p.push_back({k, v});
+  return {{"workload", workload}, {"params", p}, {"settings", settings.ToJson()}};
+}
+
+Spec Spec::FromJson(const nlohmann::json& j) {
+  Spec s;
+  try {
+    s.workload = j.at("workload").get<std::string>();
+    for (const auto& kv : j.at("params")) s.params.Set(kv.at(0).get<std::string>(), kv.at(1).get<std::string>());
+  } catch (const nlohmann::json::exception& e) {
+    throw std::invalid_argument(std::string("ddp worker spec: ") + e.what());
+  }
+  s.settings = RunSettings::FromJson(j.value("settings", nlohmann::json::object()));
+  return s;
+}
+
 std::unique_ptr<Ranks> Ranks::Start(const DistributedLaunch& launch, const Spec& spec, int world) {
   std::unique_ptr<Ranks> r(new Ranks());
   r->timeout_ = std::chrono::milliseconds(static_cast<int64_t>(launch.comm_timeout_s * 1000));
@@ -161,7 +179,7 @@ void Ranks::Connect(const DistributedLaunch& l, const std::string& prefix, const
     throw std::runtime_error("this perfbench was built without CUDA: no NCCL");
 #endif
   } else {
-    if (spec.device == "cuda") {
+    if (spec.settings.device == "cuda") {
 #ifdef PERFBENCH_WITH_CUDA
       const int devices = static_cast<int>(c10::cuda::device_count());
       device_ = torch::Device(torch::kCUDA, devices > 0 ? l.local_rank % devices : 0);
@@ -189,23 +207,16 @@ void Ranks::Spawn(const DistributedLaunch& l, const std::string& prefix, const S
     char path[] = "/tmp/perfbench-rank-XXXXXX";
     const int fd = mkstemp(path);
     if (fd < 0) throw std::runtime_error("cannot create a log file for rank " + std::to_string(rank));
-    std::vector<std::string> args = {exe,
-                                     "__ddp-worker",
-                                     "--rank=" + std::to_string(rank),
-                                     "--local-rank=" + std::to_string(l.mode == DistributedLaunch::Mode::kManual
-                                                                          ? rank - l.node_rank * l.nproc_per_node
-                                                                          : rank),
-                                     "--world=" + std::to_string(world_),
-                                     "--addr=" + l.master_addr,
-                                     "--port=" + std::to_string(l.master_port),
-                                     "--prefix=" + prefix,
-                                     "--timeout=" + std::to_string(l.comm_timeout_s),
-                                     "--workload=" + spec.workload,
-                                     "--params=" + spec.params.Encode(),
-                                     "--seed=" + std::to_string(spec.seed),
-                                     "--quick=" + std::string(spec.quick ? "1" : "0"),
-                                     "--threads=" + std::to_string(spec.threads),
-                                     "--device=" + spec.device};
+    const nlohmann::json doc = {
+        {"spec", spec.ToJson()},
+        {"rank", rank},
+        {"local_rank", l.mode == DistributedLaunch::Mode::kManual ? rank - l.node_rank * l.nproc_per_node : rank},
+        {"world", world_},
+        {"addr", l.master_addr},
+        {"port", l.master_port},
+        {"prefix", prefix},
+        {"comm_timeout_s", l.comm_timeout_s}};
+    std::vector<std::string> args = {exe, "__ddp-worker", doc.dump()};
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

@@ -15,19 +15,25 @@
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include "perfbench/launch.h"
 #include "perfbench/params.h"
+#include "perfbench/settings.h"
 
 namespace perfbench::ddp {
 
-// What every rank needs to build the same workload.
+// What every rank needs to build the same workload; rank 0 hands it to the
+// workers it starts as JSON.
 struct Spec {
-  std::string workload;  // "train" | "allreduce"
+  std::string workload;   // "train" | "allreduce"
   Params params;
-  uint64_t seed = 42;
-  bool quick = false;
-  int threads = 1;       // intra-op threads per rank
-  std::string device = "cpu";
+  RunSettings settings;   // the run's, whole (device resolved)
+  // Intra-op threads per rank: --threads, or 1 (ranks share the machine).
+  int threads() const { return settings.threads > 0 ? settings.threads : 1; }
+  nlohmann::json ToJson() const;
+  // Throws std::invalid_argument naming a malformed field.
+  static Spec FromJson(const nlohmann::json& j);
 };
 
 enum class Command : int64_t { kStop = 0, kStep = 1 };

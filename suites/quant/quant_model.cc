@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "dataset.h"  // the dataloader suite's SynthesizeImage
+#include "common/synthetic_images.h"
 
 namespace perfbench::quant {
 namespace {
@@ -65,41 +65,52 @@ int64_t QuantModel::input_features() const {
   return name_ == "mlp" ? data_.test_x.size(1) : 3 * image_ * image_;
 }
 
+namespace {
+
+// A learnable task: a fixed random two-layer teacher (mlp), or the shared
+// synthetic images under heavy pixel noise (cnn), so held-out accuracy has
+// room to move.
+std::pair<torch::Tensor, torch::Tensor> MakeTask(const std::string& name, const Sizes& s, uint64_t seed, int64_t n) {
+  if (name == "mlp") {
+    auto x = torch::randn({n, s.in});
+    auto w1 = torch::randn({s.in, 64}) / std::sqrt(double(s.in));
+    auto w2 = torch::randn({64, 10});
+    return {x, torch::relu(x.mm(w1)).mm(w2).argmax(1)};
+  }
+  auto x = torch::empty({n, 3, s.image, s.image});
+  auto y = torch::empty({n}, torch::kInt64);
+  std::vector<uint8_t> rgb;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t label = 0;
+    common::SynthesizeImage(seed, i, s.image, 10, &rgb, &label);
+    x[i] = torch::from_blob(rgb.data(), {s.image, s.image, 3}, torch::kUInt8).permute({2, 0, 1}).to(torch::kFloat32)
+               .div(255.0).sub(0.5).div(0.25);
+    y[i] = label;
+  }
+  x.add_(torch::randn(x.sizes()) * 3.0);
+  return {x, y};
+}
+
+}  // namespace
+
 void QuantModel::Train(uint64_t seed) {
-  torch::NoGradGuard outer;  // re-enabled below for training only
+  torch::NoGradGuard outer;  // re-enabled in Fit only
   const Sizes s = SizesFor(name_, size_);
   torch::manual_seed(static_cast<int64_t>(seed));
   const int64_t n = s.train + s.calib + s.test;
-  torch::Tensor x, y;
-  if (name_ == "mlp") {
-    x = torch::randn({n, s.in});
-    // A fixed random two-layer teacher: a learnable, non-linear task.
-    auto w1 = torch::randn({s.in, 64}) / std::sqrt(double(s.in));
-    auto w2 = torch::randn({64, 10});
-    y = torch::relu(x.mm(w1)).mm(w2).argmax(1);
-  } else {
-    image_ = s.image;
-    x = torch::empty({n, 3, s.image, s.image});
-    y = torch::empty({n}, torch::kInt64);
-    std::vector<uint8_t> rgb;
-    for (int64_t i = 0; i < n; ++i) {
-      int64_t label = 0;
-      dataloader::SynthesizeImage(seed, i, s.image, 10, &rgb, &label);
-      x[i] = torch::from_blob(rgb.data(), {s.image, s.image, 3}, torch::kUInt8).permute({2, 0, 1}).to(torch::kFloat32)
-                 .div(255.0).sub(0.5).div(0.25);
-      y[i] = label;
-    }
-    // Heavy pixel noise, so that the task is not trivially separable and
-    // held-out accuracy has room to move.
-    x.add_(torch::randn(x.sizes()) * 3.0);
-  }
+  if (name_ != "mlp") image_ = s.image;
+  auto [x, y] = MakeTask(name_, s, seed, n);
   data_.train_x = x.slice(0, 0, s.train);
   data_.train_y = y.slice(0, 0, s.train);
   data_.calib_x = x.slice(0, s.train, s.train + s.calib);
   data_.test_x = x.slice(0, s.train + s.calib, n);
   data_.test_y = y.slice(0, s.train + s.calib, n);
+  InitLayers(s.in, s.hidden, s.image);
+  Fit(s.steps, s.batch, s.train);
+}
 
-  // Layers, initialised like torch::nn's defaults (seeded above).
+// Layers, initialised like torch::nn's defaults (seeded by Train).
+void QuantModel::InitLayers(int64_t in, int64_t hidden, int64_t image) {
   auto add = [&](const std::string& nm, bool conv, std::vector<int64_t> wshape, bool relu, bool pool) {
     Layer l;
     l.name = nm;
@@ -114,14 +125,18 @@ void QuantModel::Train(uint64_t seed) {
     layers_.push_back(l);
   };
   if (name_ == "mlp") {
-    add("fc1", false, {s.hidden, s.in}, true, false);
-    add("fc2", false, {s.hidden, s.hidden}, true, false);
-    add("fc3", false, {10, s.hidden}, false, false);
+    add("fc1", false, {hidden, in}, true, false);
+    add("fc2", false, {hidden, hidden}, true, false);
+    add("fc3", false, {10, hidden}, false, false);
   } else {
     add("conv1", true, {16, 3, 3, 3}, true, true);
     add("conv2", true, {32, 16, 3, 3}, true, true);
-    add("fc", false, {10, 32 * (s.image / 4) * (s.image / 4)}, false, false);
+    add("fc", false, {10, 32 * (image / 4) * (image / 4)}, false, false);
   }
+}
+
+// Adam on the training split, then the weights are frozen.
+void QuantModel::Fit(int64_t steps, int64_t batch, int64_t train) {
   std::vector<torch::Tensor> params;
   for (auto& l : layers_) {
     l.weight.set_requires_grad(true);
@@ -131,10 +146,10 @@ void QuantModel::Train(uint64_t seed) {
   }
   torch::optim::Adam opt(params, torch::optim::AdamOptions(2e-3));
   torch::GradMode::set_enabled(true);
-  for (int64_t step = 0; step < s.steps; ++step) {
-    const int64_t start = (step * s.batch) % (s.train - s.batch);
-    auto xb = data_.train_x.slice(0, start, start + s.batch);
-    auto yb = data_.train_y.slice(0, start, start + s.batch);
+  for (int64_t step = 0; step < steps; ++step) {
+    const int64_t start = (step * batch) % (train - batch);
+    auto xb = data_.train_x.slice(0, start, start + batch);
+    auto yb = data_.train_y.slice(0, start, start + batch);
     opt.zero_grad();
     auto loss = torch::nn::functional::cross_entropy(Run(xb, 0), yb);
     loss.backward();

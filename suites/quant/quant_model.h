@@ -80,6 +80,8 @@ class QuantModel {
   };
   torch::Tensor Run(const torch::Tensor& x, int mode) const;  // 0 fp32, 1 dynamic, 2 static
   void Train(uint64_t seed);
+  void InitLayers(int64_t in, int64_t hidden, int64_t image);
+  void Fit(int64_t steps, int64_t batch, int64_t train);
   std::map<std::string, torch::Tensor> Observe(const torch::Tensor& x) const;
 
   std::string name_, size_;

@@ -25,14 +25,16 @@
 // int8 GEMM LibTorch offers there), the static precisions are skipped
 // (quantized:: kernels are CPU-only). `--param kernel=int_mm` is not a
 // variant; tests set it to run the _int_mm path on the CPU.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 
 #include "perfbench/workload.h"
 #include "quant_model.h"
-#include "statistics.h"
-#include "training.h"  // amp::SynchronizeDevice
+#include "common/training.h"
+#include "perfbench/statistics.h"
 
 namespace perfbench::quant {
 namespace {
@@ -56,16 +58,16 @@ class QuantWorkload : public Workload {
   Status SetUp(const RunContext& ctx) override {
     precision_ = ctx.params.Get("precision");
     scenario_ = ctx.params.Get("scenario");
-    const std::string size = ctx.params.Get("size", ctx.quick ? "quick" : "full");
+    const std::string size = ctx.params.Get("size", ctx.settings.quick ? "quick" : "full");
     min_ratio_ = std::stod(ctx.params.Get("min_accuracy_ratio", "0.99"));
     queries_ = ctx.params.GetInt("queries", size == "quick" ? 700 : 2048);
     if (queries_ < 1) return Status::Error("queries must be at least 1");
     const double miscalibrate = std::stod(ctx.params.Get("miscalibrate", "1"));
     engine_ = SelectQEngine();
-    auto trained = Trained(model_name_, size, ctx.seed);
+    auto trained = Trained(model_name_, size, ctx.settings.seed);
     model_ = std::make_unique<QuantModel>(*trained);  // own packed weights and scales
     // int8 dynamic on a GPU, or on request on the CPU: _int_mm.
-    intmm_ = precision_ == "int8_dynamic" && (ctx.device == "cuda" || ctx.params.Get("kernel", "") == "int_mm");
+    intmm_ = precision_ == "int8_dynamic" && (ctx.settings.device == "cuda" || ctx.params.Get("kernel", "") == "int_mm");
     kernel_ = precision_ == "fp32"  ? "aten fp32"
               : intmm_              ? "at::_int_mm"
               : precision_ == "int8_dynamic" ? "quantized::linear_dynamic"
@@ -74,7 +76,7 @@ class QuantWorkload : public Workload {
     else if (precision_ == "int8_dynamic") model_->PrepareDynamic();
     if (precision_ == "int8_static") model_->Calibrate(Observer::kMinMax, miscalibrate);
     if (precision_ == "int8_static_pct") model_->Calibrate(Observer::kPercentile, miscalibrate);
-    if (ctx.device == "cuda") model_->To(torch::Device(torch::kCUDA));
+    if (ctx.settings.device == "cuda") model_->To(torch::Device(torch::kCUDA));
     fp32_accuracy_ = trained->Accuracy("fp32");
     accuracy_ = model_->Accuracy(intmm_ ? "int8_intmm" : precision_);
     test_ = model_->data().test_x.to(model_->device());
@@ -108,7 +110,7 @@ class QuantWorkload : public Workload {
     } else {
       const auto start = Clock::now();
       for (int64_t i = 0; i < test.size(0); i += 256) Forward(test.slice(0, i, std::min(i + 256, test.size(0)))).argmax(1);
-      amp::SynchronizeDevice(model_->device());
+      common::SynchronizeDevice(model_->device());
       rec.SetStepSeconds(std::chrono::duration<double>(Clock::now() - start).count());
       rec.SetItemsProcessed(static_cast<double>(test.size(0)));
     }
@@ -120,12 +122,9 @@ class QuantWorkload : public Workload {
 
   Status Verify(const VerifyContext&) override {
     const double ratio = accuracy_ / fp32_accuracy_;
-    if (ratio < min_ratio_) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "accuracy %.4f is %.2f%% of fp32's %.4f, below the %.2f%% gate", accuracy_,
-                    100 * ratio, fp32_accuracy_, 100 * min_ratio_);
-      return Status::Error(buf);
-    }
+    if (ratio < min_ratio_)
+      return Status::Error(fmt::format("accuracy {:.4f} is {:.2f}% of fp32's {:.4f}, below the {:.2f}% gate",
+                                       accuracy_, 100 * ratio, fp32_accuracy_, 100 * min_ratio_));
     return Status::Ok();
   }
 
@@ -186,6 +185,7 @@ WorkloadInfo Info(const std::string& model) {
   info.quick_variants = variants("quick");
   info.compare_param = "precision";
   info.reference_value = "fp32";
+  info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant}};
   info.skip_reason = SkipReason;
   return info;
 }

@@ -5,6 +5,12 @@
 //   mode:throw   throws from its third timed step
 //   mode:skip    reports itself as skipped at set-up
 //   mode:slow    really sleeps 50 ms per step (for --timeout)
+//
+// selftest/paced: variants step_ms 1 (the reference) and 200 (mode:sleep, a
+// second param for tests of param order) in one
+// interleaved group, each really sleeping its step time: a budget (--timeout)
+// that only the slow one exceeds shows the slow variant cut short or skipped
+// while its sibling is kept; speedup is derived from step_time.
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -53,6 +59,43 @@ WorkloadInfo Info() {
 }
 
 PERFBENCH_REGISTER_WORKLOAD(FakeWorkload, Info());
+
+class PacedWorkload final : public Workload {
+ public:
+  Status SetUp(const RunContext& ctx) override {
+    step_ = std::chrono::milliseconds(ctx.params.GetInt("step_ms", 1));
+    return Status::Ok();
+  }
+  Status RunStep(StepRecorder& rec) override {
+    std::this_thread::sleep_for(step_);
+    rec.SetItemsProcessed(1);
+    return Status::Ok();
+  }
+
+ private:
+  std::chrono::milliseconds step_{1};
+};
+
+WorkloadInfo PacedInfo() {
+  WorkloadInfo info;
+  info.suite = "selftest";
+  info.name = "paced";
+  info.description = "a fast and a slow variant in one group, for time budgets";
+  info.metrics = {{"step_time", "s", Better::kLower},
+                  {"throughput", "samples/s", Better::kHigher},
+                  {"speedup", "ratio", Better::kHigher}};
+  info.variants = Params::Product({{"step_ms", {"1", "200"}}, {"mode", {"sleep"}}});
+  info.compare_param = "step_ms";
+  info.reference_value = "1";
+  info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant}};
+  info.slow_cause = [](const Params& p, const std::string&) -> std::string {
+    return p.Get("step_ms") == "1" ? "" : "it sleeps on purpose";
+  };
+  info.hidden = true;
+  return info;
+}
+
+PERFBENCH_REGISTER_WORKLOAD(PacedWorkload, PacedInfo());
 
 }  // namespace
 }  // namespace perfbench

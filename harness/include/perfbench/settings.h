@@ -1,24 +1,69 @@
-// RunSettings: the tuning knobs of a run. None of them changes what a workload
-// *is*; they change how long and how often it is measured.
+// RunSettings: everything that says how a run measures and what it selects.
+// This is the one home of every run setting: its default (documented here,
+// once), its validation, and its JSON form (stored with every run, read back by
+// `gate`, handed whole to the ddp suite's rank workers).
+//
+// None of these settings changes what a workload *is* (that is WorkloadInfo);
+// they change how long, how often and where it is measured.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "perfbench/launch.h"
 
 namespace perfbench {
 
+// Replaces the values of a param in every variant that has it, in order
+// (--param bytes=1048576,67108864; --world-sizes 1,2,4), dropping duplicates.
+struct ParamOverride {
+  std::string param;
+  std::vector<std::string> values;
+  bool operator==(const ParamOverride&) const = default;
+};
+
 struct RunSettings {
-  int warmup_steps = 3;     ///< Steps run and discarded before timing, per variant.
-  int repetitions = 10;     ///< Timed steps recorded per variant (samples).
-  double timeout_s = 300;   ///< Wall-clock limit per comparison group; exceeded -> failed.
-  uint64_t seed = 42;       ///< Seeds model init and data; stored with the run.
-  bool quick = false;       ///< Small problem sizes (CI, smoke runs).
-  std::string device = "cpu";  ///< Resolved device: "cpu" or "cuda" (never "auto" here).
-  int threads = 0;          ///< Intra-op threads; 0: the library default.
-  DistributedLaunch launch; ///< How multi-rank workloads start their ranks.
-  std::string data_dir;     ///< Dataset cache (suites that need "data").
+  // Defaults. Full runs take enough samples for google/benchmark's U-test
+  // advice (>= 9); --quick keeps CI short but still gives >= 5 samples.
+  static constexpr int kWarmupSteps = 3, kQuickWarmupSteps = 2;
+  static constexpr int kRepetitions = 15, kQuickRepetitions = 7;
+  static constexpr double kTimeoutS = 300;
+  static constexpr uint64_t kSeed = 42;
+  // A variant whose projected time (warm-up step time x repetitions) exceeds
+  // its budget runs fewer repetitions, but never fewer than this; below it
+  // the variant is skipped with the step time as the reason.
+  static constexpr int kMinRepetitions = 5;
+
+  int warmup_steps = kWarmupSteps;  ///< Steps run and discarded before timing, per variant.
+  int repetitions = kRepetitions;   ///< Timed steps recorded per variant (samples).
+  double timeout_s = kTimeoutS;     ///< Wall-clock budget per variant (set-up, warm-up, steps).
+  uint64_t seed = kSeed;            ///< Seeds model init and data; stored with the run.
+  bool quick = false;               ///< Small problem sizes (CI, smoke runs).
+  std::string device = "auto";      ///< "auto" before Resolve; "cpu" or "cuda" in a run.
+  int threads = 0;                  ///< Intra-op threads; 0: the library default.
+  std::string data_dir;             ///< Dataset cache (suites that need "data").
+  DistributedLaunch launch;         ///< How multi-rank workloads start their ranks.
+  // What is selected.
+  std::vector<std::string> suites;  ///< Empty: every suite that is not hidden.
+  std::string filter;               ///< ECMAScript regex searched in variant names; empty: all.
+  std::vector<ParamOverride> overrides;
+
+  // The defaults of a full or a --quick run.
+  static RunSettings Defaults(bool quick);
+  // Throws std::invalid_argument naming the first bad setting as its flag
+  // ("--repetitions must be at least 1").
+  void Validate() const;
+  // The stored form (`run.settings` in `show --format json`): warmup_steps,
+  // repetitions, timeout_s, seed, quick, device, threads, suites, filter,
+  // data_dir when set, param_overrides when any, launch when not the default.
+  nlohmann::json ToJson() const;
+  // Inverse of ToJson; absent keys keep Defaults(quick). Throws
+  // std::invalid_argument naming a malformed key.
+  static RunSettings FromJson(const nlohmann::json& j);
 };
 
 }  // namespace perfbench

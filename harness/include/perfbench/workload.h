@@ -14,12 +14,31 @@
 #include <string_view>
 #include <vector>
 
-#include "perfbench/launch.h"
 #include "perfbench/metrics.h"
 #include "perfbench/params.h"
+#include "perfbench/settings.h"
 #include "perfbench/status.h"
 
 namespace perfbench {
+
+// A metric the runner derives from a group's reference variant (the one
+// whose compare_param equals reference_value), per repetition i, paired:
+//   kReferenceOverVariant   metric_i = from_i(reference) / from_i(variant)
+//                           (speedup = reference step_time / step_time)
+//   kVariantOverScaledReference
+//                           metric_i = from_i(variant) / (k * from_i(reference)),
+//                           k = compare_param(variant) / compare_param(reference)
+//                           (scaling_efficiency = T(N) / (N * T(1))); the
+//                           reference itself gets 1
+//   kAbsDifference          metric_i = |from_i(variant) - from_i(reference)|
+//                           (loss_delta)
+// The metric must be declared in WorkloadInfo::metrics.
+struct DerivedMetric {
+  enum class Kind { kReferenceOverVariant, kVariantOverScaledReference, kAbsDifference };
+  std::string metric;
+  std::string from;
+  Kind kind = Kind::kReferenceOverVariant;
+};
 
 // What a workload *is*. Every field changes what the numbers mean, so none of
 // them can be overridden by flags or environment variables.
@@ -37,13 +56,18 @@ struct WorkloadInfo {
   // up together and stepped interleaved (A B C A B C ...), so drift of the
   // machine hits all of them alike. Empty: every variant is its own group.
   std::string compare_param;
-  // The value of compare_param the others are compared with. For each other
-  // variant the runner derives, per repetition i and when declared in
-  // `metrics`: speedup_i = step_time_i(reference) / step_time_i(variant), and
-  // loss_delta_i = |loss_i(variant) - loss_i(reference)|.
+  // The value of compare_param the others are compared with (see DerivedMetric).
   std::string reference_value;
+  std::vector<DerivedMetric> derived;
+  // The param that sets the number of ranks, for multi-rank workloads
+  // ("world_size"): --world-sizes overrides it, and a launched run (torchrun,
+  // SLURM, manual) runs only workloads that have one, at the launch's size.
+  std::string rank_param;
   // Optional: why a variant cannot run on `device` ("cpu"/"cuda"); "" if it can.
   std::function<std::string(const Params&, const std::string& device)> skip_reason;
+  // Optional: a known cause for a slow variant on `device` ("no native bf16 on
+  // this CPU"), named when the time budget cuts the variant short; "" if none.
+  std::function<std::string(const Params&, const std::string& device)> slow_cause;
   // Suites marked hidden run only when named with --suite (self-tests).
   bool hidden = false;
 
@@ -53,14 +77,8 @@ struct WorkloadInfo {
 
 // Everything a workload may read about the run it is part of.
 struct RunContext {
-  const Params& params;
-  std::string device = "cpu";  // "cpu" or "cuda"
-  uint64_t seed = 0;           // same seed -> same weights and data
-  bool quick = false;
-  int threads = 0;  // --threads (0: library default)
-  std::string data_dir;  // where datasets are cached (--data-dir); suites needing "data" only
-  // How ranks are started, for multi-rank workloads (perfbench/launch.h).
-  DistributedLaunch launch;
+  const Params& params;          // this variant's values
+  const RunSettings& settings;   // the run's settings, device resolved ("cpu" or "cuda")
 };
 
 // Receives one timed step's measurements.

@@ -27,38 +27,30 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "compare/policy.h"
 #include "store/store.h"
 
 namespace perfbench {
 
-struct Threshold {
-  bool absolute = false;  // false: relative (0.05 = 5%); true: in the metric's unit
-  double value = 0.05;
-  // Reported with its change and interval but never judged, and left out of
-  // the q-values: e.g. `loss`, a per-step trajectory that is not a
-  // distribution of repeated measurements (loss parity is `loss_delta`).
-  bool informational = false;
-};
+// A metric's verdict, declared in the order summaries list them. The names
+// ("regression", ...) are part of the JSON and exit-code contract.
+enum class Verdict { kRegression, kImprovement, kUnchanged, kInconclusive, kMissing, kNew, kCompared, kInfo, kSkipped };
+std::string_view ToString(Verdict v);
+// Every verdict, in declaration order.
+const std::vector<Verdict>& AllVerdicts();
+// Report order, worst first: regression, inconclusive, missing, new,
+// improvement, compared, unchanged, info, skipped.
+int SeverityRank(Verdict v);
 
-struct Policy {
-  double alpha = 0.05;       // false-discovery rate for q-values
-  double confidence = 0.95;  // interval coverage
-  int min_samples = 5;       // per side, below which the verdict is inconclusive
-  // Defaults by metric name (glob), first match wins; then overrides by
-  // "suite/workload/k:v/.../metric" glob, last match wins.
-  std::vector<std::pair<std::string, Threshold>> defaults;
-  std::vector<std::pair<std::string, Threshold>> overrides;
-
-  static Policy Default();
-  // Reads a policy JSON file (see baselines/policy.json); throws
-  // std::invalid_argument naming the problem.
-  static Policy Load(const std::string& path);
-  Threshold For(const ResultRecord& r) const;
-};
+// A comparison's verdict: "pass" | "regression" | "inconclusive" | "report"
+// (across hardware: ratios only).
+enum class Overall { kPass, kRegression, kInconclusive, kReport };
+std::string_view ToString(Overall o);
 
 // A run's data to compare: one run, or several runs pooled (a label naming
 // several runs: samples of matching results are concatenated).
@@ -88,7 +80,8 @@ struct MetricVerdict {
   double p_value = 1, q_value = 1;
   bool tested = false;  // p (and q unless informational) computed
   bool informational = false;
-  std::string verdict, reason;
+  Verdict verdict = Verdict::kInconclusive;
+  std::string reason;
 };
 
 struct Comparison {
@@ -96,15 +89,24 @@ struct Comparison {
   std::vector<FieldDiff> hardware;  // CPU, cores, memory, GPUs: incomparable unless allowed
   bool across_hardware = false;     // procurement view: ratios only, no pass/fail
   std::vector<MetricVerdict> metrics;
-  std::string verdict;  // "regression" | "inconclusive" | "pass" | "report" (across hardware)
-  int Count(const std::string& verdict) const;
+  Overall verdict = Overall::kPass;
+  int Count(Verdict v) const;
 };
 
 // Throws std::invalid_argument when hardware differs and !across_hardware.
 Comparison Compare(const RunData& baseline, const RunData& candidate, const Policy& policy, bool across_hardware);
 
+// The verdict rules, exposed for their tests. JudgePresence decides what needs
+// no test (skipped, missing, failed, new, too few samples) and returns true
+// when it did; `m` holds the sample counts and medians. Judge applies the
+// thresholds to a tested metric (ratio, interval and q-value set).
+bool JudgePresence(MetricVerdict& m, const ResultRecord* baseline, const ResultRecord* candidate, int min_samples);
+void Judge(MetricVerdict& m, double alpha);
+
 // Reports.
 std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData& b, bool color, bool only_changed);
+// A Markdown table cell: '|' and '\\' escaped, line breaks as spaces.
+std::string MdCell(const std::string& text);
 std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunData& b, bool only_changed);
 nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, const RunData& b, bool only_changed);
 std::string ComparisonJunit(const Comparison& c, const RunData& a, const RunData& b);

@@ -9,24 +9,21 @@
 namespace perfbench {
 namespace {
 
-int Rank(const std::string& v) {
-  static const std::vector<std::string> order = {"regression", "inconclusive", "missing", "new",
-                                                 "improvement", "compared", "unchanged", "info", "skipped"};
-  auto it = std::find(order.begin(), order.end(), v);
-  return static_cast<int>(it - order.begin());
-}
+std::string Name(Verdict v) { return std::string(ToString(v)); }
+
+bool Quiet(Verdict v) { return v == Verdict::kUnchanged || v == Verdict::kInfo || v == Verdict::kSkipped; }
 
 // Worst first: by verdict, then by how far the change goes in the bad direction.
 std::vector<const MetricVerdict*> Sorted(const Comparison& c, bool only_changed) {
   std::vector<const MetricVerdict*> out;
   for (const auto& m : c.metrics)
-    if (!only_changed || (m.verdict != "unchanged" && m.verdict != "info" && m.verdict != "skipped")) out.push_back(&m);
+    if (!only_changed || !Quiet(m.verdict)) out.push_back(&m);
   auto badness = [](const MetricVerdict* m) {
     const double change = m->absolute ? m->candidate_median - m->baseline_median : m->ratio - 1;
     return m->higher_is_better ? -change : change;
   };
   std::stable_sort(out.begin(), out.end(), [&](const auto* x, const auto* y) {
-    if (Rank(x->verdict) != Rank(y->verdict)) return Rank(x->verdict) < Rank(y->verdict);
+    if (x->verdict != y->verdict) return SeverityRank(x->verdict) < SeverityRank(y->verdict);
     return badness(x) > badness(y);
   });
   return out;
@@ -42,11 +39,11 @@ std::string RunName(const RunData& d) {
 
 std::string Summary(const Comparison& c) {
   std::ostringstream o;
-  o << "verdict: " << c.verdict << " - ";
+  o << "verdict: " << ToString(c.verdict) << " - ";
   bool first = true;
-  for (const char* v : {"regression", "improvement", "unchanged", "inconclusive", "missing", "new", "compared", "info", "skipped"}) {
+  for (Verdict v : AllVerdicts()) {
     if (int n = c.Count(v)) {
-      o << (first ? "" : ", ") << n << " " << v;
+      o << (first ? "" : ", ") << n << " " << ToString(v);
       first = false;
     }
   }
@@ -57,6 +54,19 @@ std::string Median(const MetricVerdict& m, bool candidate) {
   const size_t n = candidate ? m.n_candidate : m.n_baseline;
   return n ? FormatValue(candidate ? m.candidate_median : m.baseline_median, m.unit) : "-";
 }
+
+}  // namespace
+
+std::string MdCell(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '|' || ch == '\\') o += '\\';
+    o += (ch == '\n' || ch == '\r') ? ' ' : ch;
+  }
+  return o;
+}
+
+namespace {
 
 std::string Xml(const std::string& s) {
   std::string o;
@@ -94,9 +104,12 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
   o << "\n";
   TextTable t({"verdict", "workload", "params", "metric", "baseline", "candidate", "reason"});
   for (const auto* m : Sorted(c, only_changed)) {
-    std::string v = m->verdict;
+    std::string v = Name(m->verdict);
     if (color) {
-      const char* code = v == "regression" ? "31" : v == "improvement" ? "32" : v == "inconclusive" ? "33" : nullptr;
+      const char* code = m->verdict == Verdict::kRegression    ? "31"
+                         : m->verdict == Verdict::kImprovement ? "32"
+                         : m->verdict == Verdict::kInconclusive ? "33"
+                                                                : nullptr;
       if (code) v = std::string("\033[") + code + "m" + v + "\033[0m";
     }
     t.AddRow({v, m->suite + "/" + m->workload, m->params.Encode(), m->metric, Median(*m, false), Median(*m, true),
@@ -109,21 +122,24 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
 
 std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunData& b, bool only_changed) {
   std::ostringstream o;
-  o << "### perfbench: " << c.verdict << "\n\n"
+  o << "### perfbench: " << ToString(c.verdict) << "\n\n"
     << "Baseline " << RunName(a) << ", candidate " << RunName(b) << ". " << Summary(c) << ".\n\n";
   if (!c.software.empty() || !c.hardware.empty()) {
     o << "| differs | baseline | candidate |\n|---|---|---|\n";
     for (const auto* list : {&c.hardware, &c.software})
-      for (const auto& d : *list) o << "| " << d.field << " | " << d.baseline << " | " << d.candidate << " |\n";
+      for (const auto& d : *list)
+        o << "| " << MdCell(d.field) << " | " << MdCell(d.baseline) << " | " << MdCell(d.candidate) << " |\n";
     o << "\n";
   }
   o << "| verdict | workload | params | metric | baseline | candidate | reason |\n|---|---|---|---|---|---|---|\n";
   for (const auto* m : Sorted(c, only_changed)) {
-    const std::string icon = m->verdict == "regression" ? "🔴 " : m->verdict == "improvement" ? "🟢 "
-                             : m->verdict == "inconclusive" ? "🟡 " : "";
-    o << "| " << icon << m->verdict << " | " << m->suite << "/" << m->workload << " | " << m->params.Encode()
-      << " | " << m->metric << " | " << Median(*m, false) << " | " << Median(*m, true) << " | " << m->reason
-      << " |\n";
+    const std::string icon = m->verdict == Verdict::kRegression    ? "🔴 "
+                             : m->verdict == Verdict::kImprovement ? "🟢 "
+                             : m->verdict == Verdict::kInconclusive ? "🟡 "
+                                                                    : "";
+    o << "| " << icon << Name(m->verdict) << " | " << MdCell(m->suite + "/" + m->workload) << " | "
+      << MdCell(m->params.Encode()) << " | " << MdCell(m->metric) << " | " << MdCell(Median(*m, false)) << " | "
+      << MdCell(Median(*m, true)) << " | " << MdCell(m->reason) << " |\n";
   }
   return o.str();
 }
@@ -146,7 +162,7 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
   doc["schema_version"] = 1;
   doc["baseline"] = run(a);
   doc["candidate"] = run(b);
-  doc["verdict"] = c.verdict;
+  doc["verdict"] = ToString(c.verdict);
   nlohmann::ordered_json diffs = nlohmann::ordered_json::array();
   for (const auto* list : {&c.hardware, &c.software})
     for (const auto& d : *list) diffs.push_back({{"field", d.field}, {"baseline", d.baseline}, {"candidate", d.candidate}});
@@ -176,7 +192,7 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
     j["noise_floor"] = num(m->noise_floor, m->baseline_runs >= 2 && m->tested);
     j["baseline_runs"] = m->baseline_runs;
     j["threshold_kind"] = m->informational ? "informational" : m->absolute ? "absolute" : "relative";
-    j["verdict"] = m->verdict;
+    j["verdict"] = Name(m->verdict);
     j["reason"] = m->reason;
     ms.push_back(std::move(j));
   }
@@ -188,19 +204,19 @@ std::string ComparisonJunit(const Comparison& c, const RunData& a, const RunData
   std::ostringstream o;
   o << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   o << "<testsuites name=\"perfbench compare\" tests=\"" << c.metrics.size() << "\" failures=\""
-    << c.Count("regression") << "\">\n";
+    << c.Count(Verdict::kRegression) << "\">\n";
   o << "  <testsuite name=\"" << Xml("perfbench " + RunName(a) + " vs " + RunName(b)) << "\" tests=\""
-    << c.metrics.size() << "\" failures=\"" << c.Count("regression") << "\" errors=\"0\" skipped=\""
-    << c.Count("inconclusive") + c.Count("missing") << "\">\n";
+    << c.metrics.size() << "\" failures=\"" << c.Count(Verdict::kRegression) << "\" errors=\"0\" skipped=\""
+    << c.Count(Verdict::kInconclusive) + c.Count(Verdict::kMissing) << "\">\n";
   for (const auto& m : c.metrics) {
     o << "    <testcase classname=\"" << Xml(m.suite + "." + m.workload + "." + m.params.Encode()) << "\" name=\""
       << Xml(m.metric) << "\">";
-    if (m.verdict == "regression")
+    if (m.verdict == Verdict::kRegression)
       o << "<failure message=\"" << Xml(m.reason) << "\" type=\"regression\"/>";
-    else if (m.verdict == "inconclusive" || m.verdict == "missing")
-      o << "<skipped message=\"" << Xml(m.verdict + ": " + m.reason) << "\"/>";
+    else if (m.verdict == Verdict::kInconclusive || m.verdict == Verdict::kMissing)
+      o << "<skipped message=\"" << Xml(Name(m.verdict) + ": " + m.reason) << "\"/>";
     else
-      o << "<system-out>" << Xml(m.verdict + ": " + m.reason) << "</system-out>";
+      o << "<system-out>" << Xml(Name(m.verdict) + ": " + m.reason) << "</system-out>";
     o << "</testcase>\n";
   }
   o << "  </testsuite>\n</testsuites>\n";

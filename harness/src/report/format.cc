@@ -1,19 +1,16 @@
 #include "report/format.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace perfbench {
 namespace {
 std::string Num(double v) {
-  char buf[32];
   const double a = std::fabs(v);
-  if (a != 0 && (a >= 1e6 || a < 1e-3))
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-  else
-    std::snprintf(buf, sizeof buf, a >= 100 ? "%.1f" : "%.3g", v);
-  return buf;
+  if (a != 0 && (a >= 1e6 || a < 1e-3)) return fmt::format("{:.3g}", v);
+  return a >= 100 ? fmt::format("{:.1f}", v) : fmt::format("{:.3g}", v);
 }
 }  // namespace
 
@@ -42,6 +39,7 @@ std::string FormatValue(double value, const std::string& unit) {
   }
   if (unit == "1" || unit.empty()) return Num(value);
   if (unit == "ratio") return Num(value) + "x";
+  if (unit == "fraction") return fmt::format("{:.1f}%", value * 100);
   return Num(value) + " " + unit;
 }
 
@@ -73,5 +71,28 @@ void TextTable::Print(std::ostream& out) const {
   out << std::string(total > 2 ? total - 2 : 0, '-') << "\n";
   for (const auto& r : rows_) line(r);
 }
+
+std::string OneLine(const std::string& text) {
+  std::string out, word;
+  bool line_break = false;
+  auto flush = [&] {
+    if (word.empty()) return;
+    if (!out.empty()) out += line_break ? " | " : " ";
+    out += word;
+    word.clear();
+    line_break = false;
+  };
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') {
+      flush();
+      line_break |= (c == '\n' || c == '\r') && !out.empty();
+    } else {
+      word += c;
+    }
+  }
+  flush();
+  return out;
+}
+
 
 }  // namespace perfbench

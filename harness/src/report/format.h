@@ -7,8 +7,13 @@
 
 namespace perfbench {
 
-// 0.00123 "s" -> "1.23 ms"; 3.2e9 "bytes" -> "2.98 GiB"; 1234.5 "samples/s" -> "1.23k samples/s".
+// 0.00123 "s" -> "1.23 ms"; 3.2e9 "bytes" -> "2.98 GiB"; 1234.5 "samples/s" -> "1.23k samples/s";
+// 1.52 "ratio" -> "1.52x"; 0.114 "fraction" (a share of a whole) -> "11.4%".
 std::string FormatValue(double value, const std::string& unit);
+
+// A multi-line value (torch's parallel info) for one table cell: lines joined
+// with " | ", runs of blanks folded to one space.
+std::string OneLine(const std::string& text);
 
 class TextTable {
  public:

@@ -51,18 +51,13 @@ bool IsGoogleBenchmarkJson(const nlohmann::ordered_json& doc) {
   return doc.is_object() && doc.contains("context") && doc.contains("benchmarks") && !doc.contains("schema_version");
 }
 
-void RunFromGoogleBenchmarkJson(const nlohmann::ordered_json& doc, const std::string& suite, RunRecord* run,
-                                std::vector<ResultRecord>* results) {
-  if (!IsGoogleBenchmarkJson(doc)) throw std::invalid_argument("top level: expected Google Benchmark JSON ({\"context\", \"benchmarks\"})");
-  const Json& ctx = doc.at("context");
-  if (!ctx.is_object()) throw std::invalid_argument("context: expected an object");
-  const Json& bms = doc.at("benchmarks");
-  if (!bms.is_array()) throw std::invalid_argument("benchmarks: expected an array");
+namespace {
 
+RunRecord RunFromContext(const Json& ctx) {
   RunRecord r;
   r.started_at = Iso(ctx.value("date", ""));
   r.finished_at = r.started_at;
-  r.status = "imported";
+  r.status = RunStatus::kImported;
   r.hostname = ctx.value("host_name", "");
   r.command = ctx.value("executable", "");
   nlohmann::json fp = nlohmann::json::object();
@@ -79,78 +74,112 @@ void RunFromGoogleBenchmarkJson(const nlohmann::ordered_json& doc, const std::st
   r.fingerprint = fp;
   r.profile_key = ProfileKey(fp);
   r.settings = {{"source", "google-benchmark"}};
+  return r;
+}
 
-  std::vector<std::string> order;  // first appearance
-  std::map<std::string, Pending> by_name;
-  for (size_t i = 0; i < bms.size(); ++i) {
-    const std::string where = "benchmarks[" + std::to_string(i) + "]";
-    const Json& b = bms[i];
+std::string BenchmarkName(const Json& b, const std::string& where) {
+  if (b.contains("run_name") && b["run_name"].is_string()) return b["run_name"].get<std::string>();
+  if (b.contains("name") && b["name"].is_string()) return b["name"].get<std::string>();
+  throw std::invalid_argument(where + ".name: expected a string");
+}
+
+void InitPending(Pending& p, const std::string& suite, const std::string& name, const Params& params) {
+  auto init = [&](ResultRecord& rr, const char* metric, const char* unit, bool higher) {
+    rr.suite = suite;
+    rr.workload = name;
+    rr.params = params;
+    rr.metric = metric;
+    rr.unit = unit;
+    rr.higher_is_better = higher;
+  };
+  init(p.real, "real_time", "s", false);
+  init(p.cpu, "cpu_time", "s", false);
+  init(p.items, "items_per_second", "items/s", true);
+  init(p.bytes, "bytes_per_second", "B/s", true);
+}
+
+void AddRepetition(Pending& p, const Json& b, const std::string& where) {
+  if (b.value("error_occurred", false)) {
+    p.failed = true;
+    p.error = b.value("error_message", "error_occurred");
+    return;
+  }
+  const double scale = ToSeconds(b.value("time_unit", "ns"), where);
+  p.real.samples.push_back(Number(b, "real_time", where) * scale);
+  p.cpu.samples.push_back(Number(b, "cpu_time", where) * scale);
+  if (b.contains("items_per_second")) {
+    p.items.samples.push_back(Number(b, "items_per_second", where));
+    p.has_items = true;
+  }
+  if (b.contains("bytes_per_second")) {
+    p.bytes.samples.push_back(Number(b, "bytes_per_second", where));
+    p.has_bytes = true;
+  }
+}
+
+// Benchmarks by name (and threads), in order of first appearance.
+class Collector {
+ public:
+  explicit Collector(std::string suite) : suite_(std::move(suite)) {}
+  void Add(const Json& b, const std::string& where) {
     if (!b.is_object()) throw std::invalid_argument(where + ": expected an object");
     const std::string run_type = b.value("run_type", "iteration");
-    if (run_type == "aggregate") continue;
+    if (run_type == "aggregate") return;
     if (run_type != "iteration") throw std::invalid_argument(where + ".run_type: expected iteration or aggregate");
-    std::string name;
-    if (b.contains("run_name") && b["run_name"].is_string()) name = b["run_name"].get<std::string>();
-    else if (b.contains("name") && b["name"].is_string()) name = b["name"].get<std::string>();
-    else throw std::invalid_argument(where + ".name: expected a string");
+    const std::string name = BenchmarkName(b, where);
     Params params;
     if (b.contains("threads") && b["threads"].is_number_integer() && b["threads"].get<int>() > 1)
       params.Set("threads", std::to_string(b["threads"].get<int>()));
     const std::string key = name + "\x1f" + params.Encode();
-    auto [it, fresh] = by_name.try_emplace(key);
-    Pending& p = it->second;
+    auto [it, fresh] = by_name_.try_emplace(key);
     if (fresh) {
-      order.push_back(key);
-      auto init = [&](ResultRecord& rr, const char* metric, const char* unit, bool higher) {
-        rr.suite = suite;
-        rr.workload = name;
-        rr.params = params;
-        rr.metric = metric;
-        rr.unit = unit;
-        rr.higher_is_better = higher;
-      };
-      init(p.real, "real_time", "s", false);
-      init(p.cpu, "cpu_time", "s", false);
-      init(p.items, "items_per_second", "items/s", true);
-      init(p.bytes, "bytes_per_second", "B/s", true);
+      order_.push_back(key);
+      InitPending(it->second, suite_, name, params);
     }
-    if (b.value("error_occurred", false)) {
-      p.failed = true;
-      p.error = b.value("error_message", "error_occurred");
-      continue;
-    }
-    const double scale = ToSeconds(b.value("time_unit", "ns"), where);
-    p.real.samples.push_back(Number(b, "real_time", where) * scale);
-    p.cpu.samples.push_back(Number(b, "cpu_time", where) * scale);
-    if (b.contains("items_per_second")) {
-      p.items.samples.push_back(Number(b, "items_per_second", where));
-      p.has_items = true;
-    }
-    if (b.contains("bytes_per_second")) {
-      p.bytes.samples.push_back(Number(b, "bytes_per_second", where));
-      p.has_bytes = true;
-    }
+    AddRepetition(it->second, b, where);
   }
-  if (order.empty())
+  bool empty() const { return order_.empty(); }
+  std::vector<ResultRecord> Results() {
+    std::vector<ResultRecord> out;
+    for (const auto& key : order_) {
+      Pending& p = by_name_.at(key);
+      std::vector<ResultRecord*> rs = {&p.real, &p.cpu};
+      if (p.has_items) rs.push_back(&p.items);
+      if (p.has_bytes) rs.push_back(&p.bytes);
+      for (ResultRecord* rr : rs) {
+        if (p.failed) {
+          rr->status = ResultStatus::kFailed;
+          rr->reason = p.error;
+        }
+        out.push_back(*rr);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::string suite_;
+  std::vector<std::string> order_;
+  std::map<std::string, Pending> by_name_;
+};
+
+}  // namespace
+
+void RunFromGoogleBenchmarkJson(const nlohmann::ordered_json& doc, const std::string& suite, RunRecord* run,
+                                std::vector<ResultRecord>* results) {
+  if (!IsGoogleBenchmarkJson(doc)) throw std::invalid_argument("top level: expected Google Benchmark JSON ({\"context\", \"benchmarks\"})");
+  const Json& ctx = doc.at("context");
+  if (!ctx.is_object()) throw std::invalid_argument("context: expected an object");
+  const Json& bms = doc.at("benchmarks");
+  if (!bms.is_array()) throw std::invalid_argument("benchmarks: expected an array");
+  Collector collector(suite);
+  for (size_t i = 0; i < bms.size(); ++i) collector.Add(bms[i], "benchmarks[" + std::to_string(i) + "]");
+  if (collector.empty())
     throw std::invalid_argument(
         "benchmarks: no per-repetition entries (run_type iteration); rerun without "
         "--benchmark_report_aggregates_only so the samples are kept");
-  std::vector<ResultRecord> out;
-  for (const auto& key : order) {
-    Pending& p = by_name.at(key);
-    std::vector<ResultRecord*> rs = {&p.real, &p.cpu};
-    if (p.has_items) rs.push_back(&p.items);
-    if (p.has_bytes) rs.push_back(&p.bytes);
-    for (ResultRecord* rr : rs) {
-      if (p.failed) {
-        rr->status = "failed";
-        rr->reason = p.error;
-      }
-      out.push_back(*rr);
-    }
-  }
-  *run = std::move(r);
-  *results = std::move(out);
+  *run = RunFromContext(ctx);
+  *results = collector.Results();
 }
 
 }  // namespace perfbench

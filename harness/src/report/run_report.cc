@@ -1,11 +1,12 @@
 #include "report/run_report.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
-#include <cstdio>
 #include <stdexcept>
 
 #include "report/format.h"
-#include "statistics.h"
+#include "perfbench/statistics.h"
 
 namespace perfbench {
 
@@ -23,7 +24,7 @@ std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome) {
     r.metric = m.name;
     r.unit = m.unit;
     r.higher_is_better = HigherIsBetter(m);
-    r.status = ToString(outcome.status);
+    r.status = outcome.status;
     r.reason = outcome.reason;
     if (it != outcome.samples.end()) r.samples = it->second;
     r.attributes = outcome.attributes;
@@ -40,7 +41,7 @@ nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultR
   r["label"] = run.label.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(run.label);
   r["started_at"] = run.started_at;
   r["finished_at"] = run.finished_at.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(run.finished_at);
-  r["status"] = run.status;
+  r["status"] = ToString(run.status);
   r["hostname"] = run.hostname;
   r["command"] = run.command;
   r["profile_key"] = run.profile_key;
@@ -58,7 +59,7 @@ nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultR
     j["metric"] = res.metric;
     j["unit"] = res.unit;
     j["higher_is_better"] = res.higher_is_better;
-    j["status"] = res.status;
+    j["status"] = ToString(res.status);
     j["reason"] = res.reason;
     j["samples"] = res.samples;
     const auto s = stats::Summarize(res.samples);
@@ -99,20 +100,16 @@ std::string Str(const Json& obj, const char* key, const std::string& where, bool
 
 }  // namespace
 
-void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<ResultRecord>* results) {
-  if (!doc.is_object()) throw std::invalid_argument("top level: expected a JSON object");
-  const auto& version = Field(doc, "schema_version", "top level");
-  if (!version.is_number_integer() || version.get<int>() != kRunJsonSchemaVersion)
-    throw std::invalid_argument("schema_version: expected " + std::to_string(kRunJsonSchemaVersion) +
-                                ", got " + version.dump());
-  const auto& r = Field(doc, "run", "top level");
+namespace {
+
+RunRecord RunFromJsonObject(const Json& r) {
   RunRecord out;
   out.label = Str(r, "label", "run", true);
   out.started_at = Str(r, "started_at", "run");
   out.finished_at = Str(r, "finished_at", "run", true);
-  out.status = Str(r, "status", "run");
-  if (out.status != "running" && out.status != "complete" && out.status != "aborted" && out.status != "imported")
-    throw std::invalid_argument("run.status: expected running, complete, aborted or imported");
+  const auto status = ParseRunStatus(Str(r, "status", "run"));
+  if (!status) throw std::invalid_argument("run.status: expected running, complete, aborted or imported");
+  out.status = *status;
   out.hostname = r.value("hostname", "");
   out.command = r.value("command", "");
   out.profile_key = Str(r, "profile_key", "run");
@@ -122,47 +119,64 @@ void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<
   const Json settings = r.value("settings", Json::object());
   if (!settings.is_object()) throw std::invalid_argument("run.settings: expected an object");
   out.settings = nlohmann::json::parse(settings.dump());
+  return out;
+}
+
+// A JSON object of strings, in order; `where` names it in errors.
+std::vector<std::pair<std::string, std::string>> StringObject(const Json& j, const std::string& where) {
+  if (!j.is_object()) throw std::invalid_argument(where + ": expected an object");
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (!it.value().is_string()) throw std::invalid_argument(where + "." + it.key() + ": expected a string");
+    out.emplace_back(it.key(), it.value().get<std::string>());
+  }
+  return out;
+}
+
+std::vector<double> Samples(const Json& samples, const std::string& where) {
+  if (!samples.is_array()) throw std::invalid_argument(where + ".samples: expected an array of numbers");
+  std::vector<double> out;
+  for (const auto& s : samples) {
+    if (!s.is_number() || !std::isfinite(s.get<double>()))
+      throw std::invalid_argument(where + ".samples: expected an array of finite numbers");
+    out.push_back(s.get<double>());
+  }
+  return out;
+}
+
+ResultRecord ResultFromJson(const Json& j, const std::string& where) {
+  ResultRecord res;
+  res.suite = Str(j, "suite", where);
+  res.workload = Str(j, "workload", where);
+  res.metric = Str(j, "metric", where);
+  res.unit = Str(j, "unit", where);
+  const auto& hib = Field(j, "higher_is_better", where);
+  if (!hib.is_boolean()) throw std::invalid_argument(where + ".higher_is_better: expected true or false");
+  res.higher_is_better = hib.get<bool>();
+  const auto status = ParseResultStatus(Str(j, "status", where));
+  if (!status) throw std::invalid_argument(where + ".status: expected ok, failed or skipped");
+  res.status = *status;
+  res.reason = j.value("reason", "");
+  for (const auto& [k, v] : StringObject(Field(j, "params", where), where + ".params")) res.params.Set(k, v);
+  res.samples = Samples(Field(j, "samples", where), where);
+  if (j.contains("attributes"))
+    for (const auto& [k, v] : StringObject(j.at("attributes"), where + ".attributes")) res.attributes[k] = v;
+  return res;
+}
+
+}  // namespace
+
+void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<ResultRecord>* results) {
+  if (!doc.is_object()) throw std::invalid_argument("top level: expected a JSON object");
+  const auto& version = Field(doc, "schema_version", "top level");
+  if (!version.is_number_integer() || version.get<int>() != kRunJsonSchemaVersion)
+    throw std::invalid_argument("schema_version: expected " + std::to_string(kRunJsonSchemaVersion) +
+                                ", got " + version.dump());
+  RunRecord out = RunFromJsonObject(Field(doc, "run", "top level"));
   const auto& arr = Field(doc, "results", "top level");
   if (!arr.is_array()) throw std::invalid_argument("results: expected an array");
   std::vector<ResultRecord> rs;
-  for (size_t i = 0; i < arr.size(); ++i) {
-    const std::string where = "results[" + std::to_string(i) + "]";
-    const auto& j = arr[i];
-    ResultRecord res;
-    res.suite = Str(j, "suite", where);
-    res.workload = Str(j, "workload", where);
-    res.metric = Str(j, "metric", where);
-    res.unit = Str(j, "unit", where);
-    const auto& hib = Field(j, "higher_is_better", where);
-    if (!hib.is_boolean()) throw std::invalid_argument(where + ".higher_is_better: expected true or false");
-    res.higher_is_better = hib.get<bool>();
-    res.status = Str(j, "status", where);
-    if (res.status != "ok" && res.status != "failed" && res.status != "skipped")
-      throw std::invalid_argument(where + ".status: expected ok, failed or skipped");
-    res.reason = j.value("reason", "");
-    const auto& params = Field(j, "params", where);
-    if (!params.is_object()) throw std::invalid_argument(where + ".params: expected an object");
-    for (auto it = params.begin(); it != params.end(); ++it) {
-      if (!it.value().is_string()) throw std::invalid_argument(where + ".params." + it.key() + ": expected a string");
-      res.params.Set(it.key(), it.value().get<std::string>());
-    }
-    const auto& samples = Field(j, "samples", where);
-    if (!samples.is_array()) throw std::invalid_argument(where + ".samples: expected an array of numbers");
-    for (const auto& s : samples) {
-      if (!s.is_number() || !std::isfinite(s.get<double>()))
-        throw std::invalid_argument(where + ".samples: expected an array of finite numbers");
-      res.samples.push_back(s.get<double>());
-    }
-    if (j.contains("attributes")) {
-      const auto& a = j.at("attributes");
-      if (!a.is_object()) throw std::invalid_argument(where + ".attributes: expected an object");
-      for (auto it = a.begin(); it != a.end(); ++it) {
-        if (!it.value().is_string()) throw std::invalid_argument(where + ".attributes." + it.key() + ": expected a string");
-        res.attributes[it.key()] = it.value().get<std::string>();
-      }
-    }
-    rs.push_back(std::move(res));
-  }
+  for (size_t i = 0; i < arr.size(); ++i) rs.push_back(ResultFromJson(arr[i], "results[" + std::to_string(i) + "]"));
   *run = std::move(out);
   *results = std::move(rs);
 }
@@ -171,18 +185,18 @@ void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& o
   TextTable t({"workload", "params", "metric", "median", "spread", "n", "status"});
   std::string last_silent;  // a variant that failed or skipped without samples: one row
   for (const auto& r : results) {
-    if (r.status != "ok" && r.samples.empty()) {
+    const std::string status_text(ToString(r.status));
+    if (r.status != ResultStatus::kOk && r.samples.empty()) {
       const std::string key = r.suite + "/" + r.workload + "/" + r.params.Encode();
       if (key == last_silent) continue;
       last_silent = key;
-      t.AddRow({r.suite + "/" + r.workload, r.params.Encode(), "-", "-", "-", "0", r.status + ": " + r.reason});
+      t.AddRow({r.suite + "/" + r.workload, r.params.Encode(), "-", "-", "-", "0", status_text + ": " + r.reason});
       continue;
     }
     const auto s = stats::Summarize(r.samples);
     std::string median = s.n ? FormatValue(s.median, r.unit) : "-";
-    char spread[48] = "-";
-    if (s.n > 1) std::snprintf(spread, sizeof spread, "±%.1f%%%s", 100 * s.iqr_rel / 2, s.noisy ? " noisy" : "");
-    std::string status = r.status;
+    const std::string spread = s.n > 1 ? fmt::format("±{:.1f}%{}", 100 * s.iqr_rel / 2, s.noisy ? " noisy" : "") : "-";
+    std::string status = status_text;
     if (!r.reason.empty()) status += ": " + r.reason;
     t.AddRow({r.suite + "/" + r.workload, r.params.Encode(), r.metric + (r.higher_is_better ? " ↑" : " ↓"),
               median, spread, std::to_string(s.n), status});

@@ -8,7 +8,7 @@
 #include <ctime>
 #include <fstream>
 
-#include "statistics.h"
+#include "perfbench/statistics.h"
 #include "store/schema.h"
 #include "store/store.h"
 
@@ -239,7 +239,7 @@ void Store::InsertResults(int64_t run_id, const std::vector<ResultRecord>& resul
     r.Reset();
     r.Bind(1, run_id).Bind(2, res.suite).Bind(3, res.workload).Bind(4, ParamsToJson(res.params));
     r.Bind(5, res.params.Encode()).Bind(6, res.metric).Bind(7, res.unit);
-    r.Bind(8, static_cast<int64_t>(res.higher_is_better)).Bind(9, res.status).Bind(10, res.reason);
+    r.Bind(8, static_cast<int64_t>(res.higher_is_better)).Bind(9, std::string(ToString(res.status))).Bind(10, res.reason);
     r.Bind(11, static_cast<int64_t>(sum.n));
     if (sum.n == 0) {
       for (int i = 12; i <= 17; ++i) r.BindNull(i);
@@ -276,9 +276,9 @@ void Store::ReplaceResults(int64_t run_id, const std::vector<ResultRecord>& resu
   tx.Commit();
 }
 
-void Store::FinishRun(int64_t run_id, const std::string& status) {
+void Store::FinishRun(int64_t run_id, RunStatus status) {
   Stmt s(db_, "UPDATE runs SET status = ?, finished_at = ? WHERE id = ?");
-  s.Bind(1, status).Bind(2, UtcNowIso8601()).Bind(3, run_id);
+  s.Bind(1, std::string(ToString(status))).Bind(2, UtcNowIso8601()).Bind(3, run_id);
   s.Step();
 }
 
@@ -289,7 +289,7 @@ int64_t Store::InsertRunRow(const RunRecord& run) {
   if (run.label.empty()) s.BindNull(1); else s.Bind(1, run.label);
   s.Bind(2, run.started_at);
   if (run.finished_at.empty()) s.BindNull(3); else s.Bind(3, run.finished_at);
-  s.Bind(4, run.status).Bind(5, run.hostname).Bind(6, run.pid).Bind(7, run.profile_key);
+  s.Bind(4, std::string(ToString(run.status))).Bind(5, run.hostname).Bind(6, run.pid).Bind(7, run.profile_key);
   s.Bind(8, run.fingerprint.dump()).Bind(9, run.settings.dump()).Bind(10, run.command);
   s.Step();
   return sqlite3_last_insert_rowid(db_);
@@ -376,7 +376,7 @@ RunRecord ReadRun(const Stmt& s) {
   r.label = s.Text(1);
   r.started_at = s.Text(2);
   r.finished_at = s.Text(3);
-  r.status = s.Text(4);
+  r.status = ParseRunStatus(s.Text(4)).value_or(RunStatus::kAborted);
   r.hostname = s.Text(5);
   r.pid = s.Int(6);
   r.profile_key = s.Text(7);
@@ -387,7 +387,7 @@ RunRecord ReadRun(const Stmt& s) {
   r.failed_results = s.Int(12);
   r.skipped_results = s.Int(13);
   // A run left "running" by a process that no longer exists was killed.
-  if (r.status == "running" && (r.hostname != Hostname() || !ProcessAlive(r.pid))) r.status = "aborted";
+  if (r.status == RunStatus::kRunning && (r.hostname != Hostname() || !ProcessAlive(r.pid))) r.status = RunStatus::kAborted;
   return r;
 }
 }  // namespace
@@ -447,7 +447,7 @@ std::vector<ResultRecord> Store::GetResults(int64_t run_id) {
     r.metric = s.Text(4);
     r.unit = s.Text(5);
     r.higher_is_better = s.Int(6) != 0;
-    r.status = s.Text(7);
+    r.status = ParseResultStatus(s.Text(7)).value_or(ResultStatus::kFailed);
     r.reason = s.Text(8);
     r.attributes = nlohmann::json::parse(s.Text(9)).get<std::map<std::string, std::string>>();
     smp.Reset();

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "perfbench/params.h"
+#include "records.h"
 
 struct sqlite3;
 
@@ -29,40 +30,6 @@ class StoreInputError : public std::runtime_error {
 class StoreError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
-};
-
-struct RunRecord {
-  int64_t id = 0;
-  std::string label;
-  std::string started_at;   // ISO-8601 UTC, "2026-12-02T18:52:54Z"
-  std::string finished_at;  // empty while running
-  // "running" | "complete" | "aborted" (stored as running, process gone) | "imported"
-  std::string status;
-  std::string hostname;
-  int64_t pid = 0;
-  std::string profile_key;
-  nlohmann::json fingerprint = nlohmann::json::object();
-  nlohmann::json settings = nlohmann::json::object();
-  std::string command;
-  // Filled by reads: counts of results by status.
-  int64_t ok_results = 0, failed_results = 0, skipped_results = 0;
-};
-
-struct BaselineRecord {
-  std::string name;
-  int64_t run_id = 0;
-  std::string created_at;
-};
-
-struct ResultRecord {
-  std::string suite, workload;
-  Params params;
-  std::string metric, unit;
-  bool higher_is_better = false;
-  std::string status = "ok";  // "ok" | "failed" | "skipped"
-  std::string reason;
-  std::vector<double> samples;
-  std::map<std::string, std::string> attributes;
 };
 
 class Store {
@@ -86,7 +53,7 @@ class Store {
   // Replaces the run's results with the same suite, workload, params and
   // metric as `results` (gate: a result grown by more repetitions), in one transaction.
   void ReplaceResults(int64_t run_id, const std::vector<ResultRecord>& results);
-  void FinishRun(int64_t run_id, const std::string& status);
+  void FinishRun(int64_t run_id, RunStatus status);
   // Inserts a whole run and its results in one transaction (import).
   int64_t InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results);
 

@@ -10,7 +10,7 @@
 
 #include "perfbench/params.h"
 
-namespace perfbench::amp {
+namespace perfbench::common {
 
 enum class Precision { kFp32, kBf16, kFp16 };
 // "fp32" | "bf16" | "fp16"; throws std::invalid_argument otherwise.
@@ -107,4 +107,4 @@ class Trainer {
   torch::Tensor scale_, growth_tracker_;  // fp16 dynamic loss scaling state
 };
 
-}  // namespace perfbench::amp
+}  // namespace perfbench::common

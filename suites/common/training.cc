@@ -1,4 +1,4 @@
-#include "training.h"
+#include "common/training.h"
 
 #include <torch/cuda.h>
 
@@ -7,7 +7,7 @@
 
 #include <stdexcept>
 
-namespace perfbench::amp {
+namespace perfbench::common {
 
 Precision ParsePrecision(const std::string& name) {
   if (name == "fp32") return Precision::kFp32;
@@ -145,4 +145,4 @@ void Trainer::OptimizerStep() {
 
 double Trainer::LossScale() const { return scale_.defined() ? scale_.item<double>() : 1.0; }
 
-}  // namespace perfbench::amp
+}  // namespace perfbench::common

@@ -1,9 +1,9 @@
-// amp/transformer: one pre-built TransformerEncoderLayer over continuous
+// transformer: one pre-built TransformerEncoderLayer over continuous
 // token embeddings, mean-pooled into a linear head.
 //   quick: batch 8, seq 64, d 128, 4 heads, ff 512     full: batch 16, seq 256, d 512, 8 heads, ff 2048
-#include "amp_workload.h"
+#include "common/models.h"
 
-namespace perfbench::amp {
+namespace perfbench::common {
 namespace {
 
 struct TfSize {
@@ -30,16 +30,21 @@ struct EncoderClassifierImpl : torch::nn::Module {
 };
 TORCH_MODULE(EncoderClassifier);
 
-[[maybe_unused]] const bool registered = RegisterAmpWorkload({
-    .name = "transformer",
-    .description = "transformer encoder block (attention + FFN) training step",
-    .make = [](const std::string& size) { return Model::Of(EncoderClassifier(Size(size))); },
-    .sample_shape = [](const std::string& size) {
-      const TfSize s = Size(size);
-      return std::vector<int64_t>{s.seq, s.d_model};
-    },
-    .batch = [](const std::string& size) { return Size(size).batch; },
-});
+
 
 }  // namespace
-}  // namespace perfbench::amp
+
+ModelDef TransformerModel() {
+  return ModelDef{
+      .name = "transformer",
+      .description = "transformer encoder block (attention + FFN) training step",
+      .make = [](const std::string& size) { return Model::Of(EncoderClassifier(Size(size))); },
+      .sample_shape = [](const std::string& size) {
+        const TfSize s = Size(size);
+        return std::vector<int64_t>{s.seq, s.d_model};
+      },
+      .batch = [](const std::string& size) { return Size(size).batch; },
+  };
+}
+
+}  // namespace perfbench::common

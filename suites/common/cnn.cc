@@ -1,9 +1,9 @@
-// amp/cnn: a small ResNet-style network (conv-BN-ReLU stem, residual blocks,
+// cnn: a small ResNet-style network (conv-BN-ReLU stem, residual blocks,
 // strided stages, global average pool, linear head).
 //   quick: batch 16, 3x32x32, widths 16/32      full: batch 64, 3x64x64, widths 32/64/128
-#include "amp_workload.h"
+#include "common/models.h"
 
-namespace perfbench::amp {
+namespace perfbench::common {
 namespace {
 
 struct CnnSize {
@@ -62,16 +62,21 @@ Model MakeCnn(const std::string& size) {
   return Model::Of(seq);
 }
 
-[[maybe_unused]] const bool registered = RegisterAmpWorkload({
-    .name = "cnn",
-    .description = "small ResNet-style conv net, conv/BN-bound training step",
-    .make = MakeCnn,
-    .sample_shape = [](const std::string& size) {
-      const int64_t hw = Size(size).image;
-      return std::vector<int64_t>{3, hw, hw};
-    },
-    .batch = [](const std::string& size) { return Size(size).batch; },
-});
+
 
 }  // namespace
-}  // namespace perfbench::amp
+
+ModelDef CnnModel() {
+  return ModelDef{
+      .name = "cnn",
+      .description = "small ResNet-style conv net, conv/BN-bound training step",
+      .make = MakeCnn,
+      .sample_shape = [](const std::string& size) {
+        const int64_t hw = Size(size).image;
+        return std::vector<int64_t>{3, hw, hw};
+      },
+      .batch = [](const std::string& size) { return Size(size).batch; },
+  };
+}
+
+}  // namespace perfbench::common

@@ -1,8 +1,8 @@
-// amp/mlp: a GEMM-bound Linear+GELU stack.
+// mlp: a GEMM-bound Linear+GELU stack.
 //   quick: batch 128, 256 -> 4 x 512 -> 10      full: batch 256, 1024 -> 6 x 2048 -> 10
-#include "amp_workload.h"
+#include "common/models.h"
 
-namespace perfbench::amp {
+namespace perfbench::common {
 namespace {
 
 struct MlpSize {
@@ -23,13 +23,18 @@ Model MakeMlp(const std::string& size) {
   return Model::Of(seq);
 }
 
-[[maybe_unused]] const bool registered = RegisterAmpWorkload({
-    .name = "mlp",
-    .description = "Linear+GELU stack, GEMM-bound training step",
-    .make = MakeMlp,
-    .sample_shape = [](const std::string& size) { return std::vector<int64_t>{Size(size).in}; },
-    .batch = [](const std::string& size) { return Size(size).batch; },
-});
+
 
 }  // namespace
-}  // namespace perfbench::amp
+
+ModelDef MlpModel() {
+  return ModelDef{
+      .name = "mlp",
+      .description = "Linear+GELU stack, GEMM-bound training step",
+      .make = MakeMlp,
+      .sample_shape = [](const std::string& size) { return std::vector<int64_t>{Size(size).in}; },
+      .batch = [](const std::string& size) { return Size(size).batch; },
+  };
+}
+
+}  // namespace perfbench::common
