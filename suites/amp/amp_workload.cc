@@ -113,9 +113,9 @@ std::string SlowCause(const Params& p, const std::string& device) {
   const std::string precision = p.Get("precision");
   const auto has = [](const char* f) { return CpuFlags().count(f) > 0; };
   if (precision == "bf16" && !has("avx512_bf16") && !has("amx_bf16"))
-    return "no native bf16 on this CPU (neither AVX512-BF16 nor AMX-BF16): autocast emulates it";
+    return "no native bf16 on this CPU, no AVX512-BF16 or AMX-BF16: autocast emulates it";
   if (precision == "fp16" && !has("avx512_fp16") && !has("amx_fp16"))
-    return "no native fp16 on this CPU (neither AVX512-FP16 nor AMX-FP16): autocast emulates it";
+    return "no native fp16 on this CPU, no AVX512-FP16 or AMX-FP16: autocast emulates it";
   return "";
 }
 
