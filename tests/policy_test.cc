@@ -50,6 +50,9 @@ TEST_F(PolicyFile, EveryErrorNamesItsProblem) {
       {R"({"schema_version": 1, "overrides": [{"match": "a/*", "relative": 0.1}, {"match": 3}]})",
        "overrides[1]: needs \"match\""},
       {R"({"schema_version": 1, "overrides": [{"match": "a/*"}]})", "overrides[0]: give exactly one of"},
+      {R"({"schema_version": "1"})", "policy_test_"},
+      {R"({"schema_version": 1, "alpha": "0.05"})", "policy_test_"},
+      {R"({"schema_version": 1, "defaults": [1]})", "policy_test_"},
   };
   for (const auto& [text, want] : cases) {
     const std::string err = LoadError(text);

@@ -237,6 +237,19 @@ TEST(Runner, AVariantThatCannotFitItsRepetitionsRunsFewerAndItsSiblingAll) {
   EXPECT_NE(out[1].reason.find("6 of 10 repetitions: v:slow step 1 s"), std::string::npos) << out[1].reason;
 }
 
+TEST(Runner, AVeryFastStepUnderALongBudgetRunsEveryRepetition) {
+  Script s;
+  s.fast_s = 1e-10;  // budget / step far beyond the range of an int
+  auto w = Make(&s, {"ref"});
+  FakeBackend backend;
+  RunSettings settings = Settings(2, 10);
+  settings.timeout_s = 3600;
+  Runner runner(settings, backend, ClockOf(&s));
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, ResultStatus::kOk) << out[0].reason;
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 10u);
+}
+
 TEST(Runner, AVariantFarOverItsBudgetIsSkippedUpFrontNamingItsStepTime) {
   Script s;
   s.fast_s = 0.001;

@@ -243,8 +243,10 @@ void GroupRun::Project(Live& v, int warmups_left) {
   const double step_s = stats::Median(v.warmup_step_s);
   if (step_s <= 0) return;
   const double left_s = s_.timeout_s - v.spent_s;
-  const int fits = static_cast<int>(std::floor(left_s / step_s)) - warmups_left;
-  if (fits >= v.target) return;
+  // In double: a sub-microsecond step over a long budget overflows an int.
+  const double fits_d = std::floor(left_s / step_s) - warmups_left;
+  if (fits_d >= v.target) return;
+  const int fits = static_cast<int>(std::max(fits_d, -1.0));
   const std::string budget = fmt::format("the {:g} s budget per variant", s_.timeout_s);
   if (fits < RunSettings::kMinRepetitions)
     return Skip(v, fmt::format("{}: {} repetitions do not fit in {} (at least {} needed)", SlowText(v, step_s),

@@ -36,7 +36,9 @@ Threshold ParseThreshold(const nlohmann::ordered_json& j, const std::string& whe
 
 }  // namespace
 
-Policy Policy::Load(const std::string& path) {
+namespace {
+
+Policy LoadUnchecked(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw std::invalid_argument("cannot read policy file '" + path + "'");
   nlohmann::ordered_json j;
@@ -47,7 +49,7 @@ Policy Policy::Load(const std::string& path) {
   }
   if (!j.is_object() || j.value("schema_version", 0) != 1)
     throw std::invalid_argument("policy file '" + path + "': expected an object with \"schema_version\": 1");
-  Policy p = Default();
+  Policy p = Policy::Default();
   p.alpha = j.value("alpha", p.alpha);
   p.confidence = j.value("confidence", p.confidence);
   p.min_samples = j.value("min_samples", p.min_samples);
@@ -74,6 +76,16 @@ Policy Policy::Load(const std::string& path) {
     }
   }
   return p;
+}
+
+}  // namespace
+
+Policy Policy::Load(const std::string& path) {
+  try {
+    return LoadUnchecked(path);
+  } catch (const nlohmann::json::exception& e) {  // a value of the wrong type
+    throw std::invalid_argument("policy file '" + path + "': " + e.what());
+  }
 }
 
 Threshold Policy::For(const ResultRecord& r) const {
