@@ -1,4 +1,5 @@
 // perfbench baseline set|list|show|export|import|delete: named baselines.
+#include <algorithm>
 #include <iostream>
 #include <map>
 
@@ -12,16 +13,20 @@ namespace perfbench::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: perfbench baseline set NAME RUN       point NAME at a stored run (id, label or latest)\n"
+    "usage: perfbench baseline set NAME RUN [RUN...]  point NAME at stored runs (ids, labels or latest)\n"
+    "       perfbench baseline add NAME RUN       add a run to NAME\n"
     "       perfbench baseline list               names, runs and when they were set\n"
     "       perfbench baseline show NAME [--format table|json]\n"
     "       perfbench baseline export NAME FILE   versioned JSON with fingerprint and raw samples\n"
     "       perfbench baseline import FILE [--name NAME]\n"
     "       perfbench baseline delete NAME        forget the name (the run stays)\n"
     "       all take [--db PATH]\n\n"
-    "A baseline is a name for a stored run, meant for `perfbench compare NAME B` and\n"
-    "`perfbench gate --baseline NAME`. Export files are meant to be committed under\n"
-    "baselines/; export then import gives the same file back, byte for byte.";
+    "A baseline is a name for one or more stored runs, meant for `perfbench compare NAME B`\n"
+    "and `perfbench gate --baseline NAME`. Its runs are pooled: each run's processes are\n"
+    "independent samples of the build's speed, so a baseline of several runs (e.g. 5) gives\n"
+    "the gate process-to-process variation to judge by. A label names all its runs. Export\n"
+    "files keep every run and every sample's process index and are meant to be committed\n"
+    "under baselines/; export then import gives the same file back, byte for byte.";
 
 void CheckName(const std::string& name) {
   if (name.empty() || name == "latest" || name.find_first_not_of("0123456789") == std::string::npos ||
@@ -50,29 +55,64 @@ struct Args {
   }
 };
 
+// A finished run with results, by id, label (all its runs) or `latest`.
+std::vector<int64_t> UsableRuns(Store& store, const std::string& ref) {
+  std::vector<int64_t> ids = store.RunsWithLabel(ref);
+  if (ids.empty()) ids = {ResolveRunOrThrow(store, ref)};
+  for (int64_t id : ids) {
+    const RunRecord run = store.GetRun(id);
+    if (run.status != RunStatus::kComplete && run.status != RunStatus::kImported)
+      throw UsageError("run " + std::to_string(id) + " is " + std::string(ToString(run.status)) +
+                       "; a baseline must be a finished run");
+    if (run.ok_results == 0) throw UsageError("run " + std::to_string(id) + " has no successful results");
+  }
+  return ids;
+}
+
+std::string IdList(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += (out.empty() ? "" : ", ") + std::to_string(id);
+  return out;
+}
+
 int Set(const Args& a) {
-  const std::string name = a.Get("arg1", "NAME"), ref = a.Get("arg2", "RUN");
+  const std::string name = a.Get("arg1", "NAME");
   CheckName(name);
+  std::vector<std::string> refs = a.vm.count("more") ? a.vm["more"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (refs.empty()) throw UsageError("baseline set: missing RUN");
   auto store = OpenStore(a.vm, Store::Mode::kExisting);
-  const int64_t id = ResolveRunOrThrow(*store, ref);
-  const RunRecord run = store->GetRun(id);
-  if (run.status != RunStatus::kComplete && run.status != RunStatus::kImported)
-    throw UsageError("run " + std::to_string(id) + " is " + std::string(ToString(run.status)) +
-                     "; a baseline must be a finished run");
-  if (run.ok_results == 0) throw UsageError("run " + std::to_string(id) + " has no successful results");
-  const int64_t before = store->SetBaseline(name, id);
-  std::cout << "baseline " << name << " -> run " << id;
-  if (before && before != id) std::cout << " (was run " << before << ")";
+  std::vector<int64_t> ids;
+  for (const auto& ref : refs)
+    for (int64_t id : UsableRuns(*store, ref))
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  const auto before = store->SetBaseline(name, ids);
+  std::cout << "baseline " << name << " -> run" << (ids.size() > 1 ? "s " : " ") << IdList(ids);
+  if (!before.empty() && before != ids) std::cout << " (was " << IdList(before) << ")";
   std::cout << "\n";
+  return kExitOk;
+}
+
+int Add(const Args& a) {
+  const std::string name = a.Get("arg1", "NAME");
+  std::vector<std::string> refs = a.vm.count("more") ? a.vm["more"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (refs.size() != 1) throw UsageError("baseline add: expected NAME RUN");
+  auto store = OpenStore(a.vm, Store::Mode::kExisting);
+  GetOrThrow(*store, name);
+  const int64_t id = ResolveRunOrThrow(*store, refs.front());
+  UsableRuns(*store, std::to_string(id));
+  const bool added = store->AddBaselineRun(name, id);
+  std::cout << "baseline " << name << (added ? ": added run " : ": already has run ") << id << " (runs "
+            << IdList(GetOrThrow(*store, name).run_ids) << ")\n";
   return kExitOk;
 }
 
 int List(const Args& a) {
   auto store = OpenStore(a.vm, Store::Mode::kExisting);
-  TextTable t({"name", "run", "label", "set at (UTC)", "run started", "results", "profile"});
+  TextTable t({"name", "runs", "label", "set at (UTC)", "newest run started", "results", "profile"});
   for (const auto& b : store->ListBaselines()) {
-    const RunRecord r = store->GetRun(b.run_id);
-    t.AddRow({b.name, std::to_string(b.run_id), r.label, b.created_at, r.started_at, std::to_string(r.ok_results),
+    const RunRecord r = store->GetRun(b.run_ids.back());
+    t.AddRow({b.name, IdList(b.run_ids), r.label, b.created_at, r.started_at, std::to_string(r.ok_results),
               r.profile_key});
   }
   t.Print(std::cout);
@@ -83,27 +123,32 @@ int Show(const Args& a) {
   const std::string format = CheckChoice("--format", a.vm["format"].as<std::string>(), {"table", "json"});
   auto store = OpenStore(a.vm, Store::Mode::kExisting);
   const BaselineRecord b = GetOrThrow(*store, a.Get("arg1", "NAME"));
-  const RunRecord run = store->GetRun(b.run_id);
-  const auto results = store->GetResults(b.run_id);
+  const auto runs = BaselineRuns(*store, b);
   if (format == "json") {
-    std::cout << BaselineToJson(b, run, results).dump(2) << "\n";
+    std::cout << BaselineToJson(b, runs).dump(2) << "\n";
     return kExitOk;
   }
-  std::cout << "baseline " << b.name << " -> run " << run.id << (run.label.empty() ? "" : " (" + run.label + ")")
-            << ", set " << b.created_at << "\n"
-            << run.fingerprint.value("cpu_model", "?") << "  torch " << run.fingerprint.value("torch_version", "-")
-            << "  " << run.command << "\n\n";
-  PrintResultsTable(results, std::cout);
+  for (const auto& [run, results] : runs) {
+    std::cout << "baseline " << b.name << ": run " << run.id << (run.label.empty() ? "" : " (" + run.label + ")")
+              << ", set " << b.created_at << "\n"
+              << run.fingerprint.value("cpu_model", "?") << "  torch " << run.fingerprint.value("torch_version", "-")
+              << "  " << run.command << "\n\n";
+    PrintResultsTable(results, std::cout);
+    std::cout << "\n";
+  }
   return kExitOk;
 }
 
 int Export(const Args& a) {
-  const std::string name = a.Get("arg1", "NAME"), file = a.Get("arg2", "FILE");
+  const std::string name = a.Get("arg1", "NAME");
+  std::vector<std::string> rest = a.vm.count("more") ? a.vm["more"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  if (rest.size() != 1) throw UsageError("baseline export: expected NAME FILE");
+  const std::string file = rest.front();
   auto store = OpenStore(a.vm, Store::Mode::kExisting);
   const BaselineRecord b = GetOrThrow(*store, name);
-  const std::string text = BaselineToJson(b, store->GetRun(b.run_id), store->GetResults(b.run_id)).dump(2) + "\n";
+  const std::string text = BaselineToJson(b, BaselineRuns(*store, b)).dump(2) + "\n";
   WriteAtomically(file, text, "FILE");
-  std::cout << "exported baseline " << name << " (run " << b.run_id << ") to " << file << "\n";
+  std::cout << "exported baseline " << name << " (runs " << IdList(b.run_ids) << ") to " << file << "\n";
   return kExitOk;
 }
 
@@ -117,9 +162,10 @@ int Import(const Args& a) {
   CheckName(name);
   auto store = OpenStore(a.vm, Store::Mode::kCreate);
   const auto before = store->GetBaseline(name);
-  const int64_t id = store->InsertBaselineRun(name, doc.baseline_created_at, doc.run, doc.results);
-  std::cout << "imported baseline " << name << " as run " << id << " (" << doc.results.size() << " results)";
-  if (before) std::cout << "; it pointed at run " << before->run_id << " before";
+  const auto ids = store->InsertBaselineRuns(name, doc.baseline_created_at, doc.runs);
+  std::cout << "imported baseline " << name << " as run" << (ids.size() > 1 ? "s " : " ") << IdList(ids) << " ("
+            << doc.ResultCount() << " results)";
+  if (before) std::cout << "; it named run(s) " << IdList(before->run_ids) << " before";
   std::cout << "\n";
   return kExitOk;
 }
@@ -128,7 +174,7 @@ int Delete(const Args& a) {
   const std::string name = a.Get("arg1", "NAME");
   auto store = OpenStore(a.vm, Store::Mode::kExisting);
   if (!store->DeleteBaseline(name)) throw UsageError("no baseline '" + name + "' in " + store->path());
-  std::cout << "deleted baseline " << name << " (its run stays)\n";
+  std::cout << "deleted baseline " << name << " (its runs stay)\n";
   return kExitOk;
 }
 
@@ -137,19 +183,20 @@ int Delete(const Args& a) {
 int BaselineCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("action", po::value<std::string>(), "")("arg1", po::value<std::string>(), "")
-      ("arg2", po::value<std::string>(), "")
+      ("more", po::value<std::vector<std::string>>(), "")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "show: table | json")
       ("name", po::value<std::string>()->value_name("NAME"), "import: name to give (default: the file's)");
   AddDbOption(desc);
   po::variables_map vm;
-  if (!Parse(args, desc, {"action", "arg1", "arg2"}, vm, kUsage)) return kExitOk;
-  if (!vm.count("action")) throw UsageError("missing action: set, list, show, export, import or delete");
+  if (!Parse(args, desc, {"action", "arg1", "...more"}, vm, kUsage)) return kExitOk;
+  if (!vm.count("action")) throw UsageError("missing action: set, add, list, show, export, import or delete");
   static const std::map<std::string, int (*)(const Args&)> actions = {
-      {"set", Set}, {"list", List}, {"show", Show}, {"export", Export}, {"import", Import}, {"delete", Delete}};
-  const std::string action =
-      CheckChoice("action", vm["action"].as<std::string>(), {"set", "list", "show", "export", "import", "delete"});
-  const size_t want = action == "list" ? 0 : (action == "set" || action == "export") ? 2 : 1;
-  if ((want < 2 && vm.count("arg2")) || (want < 1 && vm.count("arg1")))
+      {"set", Set},       {"add", Add},       {"list", List},    {"show", Show},
+      {"export", Export}, {"import", Import}, {"delete", Delete}};
+  const std::string action = CheckChoice("action", vm["action"].as<std::string>(),
+                                         {"set", "add", "list", "show", "export", "import", "delete"});
+  const bool takes_more = action == "set" || action == "add" || action == "export";
+  if ((!takes_more && vm.count("more")) || (action == "list" && vm.count("arg1")))
     throw UsageError("baseline " + action + ": too many arguments");
   return actions.at(action)(Args{vm, action});
 }

@@ -90,14 +90,15 @@ int ImportCmd(const std::vector<std::string>& args) {
   if (suite.empty() || suite.find_first_of("/: ") != std::string::npos)
     throw UsageError("--suite: expected a name without '/', ':' or spaces");
   RunDocument doc = ParseRunDocument(ReadJsonFile(path), path, suite);
-  RunRecord& run = doc.run;
-  if (vm.count("label")) run.label = vm["label"].as<std::string>();
-  // Only a finished run keeps its status; one cut short elsewhere is just imported.
-  if (run.status != RunStatus::kComplete) run.status = RunStatus::kImported;
   auto store = OpenStore(vm, Store::Mode::kCreate);
-  const int64_t id = store->InsertRun(run, doc.results);
-  std::cout << "imported run " << id << " (" << doc.results.size() << " results, " << doc.kind << ") into "
-            << store->path() << "\n";
+  for (auto& [run, results] : doc.runs) {  // a baseline export may hold several runs
+    if (vm.count("label")) run.label = vm["label"].as<std::string>();
+    // Only a finished run keeps its status; one cut short elsewhere is just imported.
+    if (run.status != RunStatus::kComplete) run.status = RunStatus::kImported;
+    const int64_t id = store->InsertRun(run, results);
+    std::cout << "imported run " << id << " (" << results.size() << " results, " << doc.kind << ") into "
+              << store->path() << "\n";
+  }
   return kExitOk;
 }
 

@@ -33,7 +33,12 @@ bool ParseWith(const std::vector<std::string>& args, const po::options_descripti
 bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
            const std::vector<std::string>& positional, po::variables_map& vm, const std::string& usage) {
   po::positional_options_description pos;
-  for (const auto& name : positional) pos.add(name.c_str(), 1);
+  for (const auto& name : positional) {
+    if (name.rfind("...", 0) == 0)
+      pos.add(name.c_str() + 3, -1);  // "...NAME": every further positional argument
+    else
+      pos.add(name.c_str(), 1);
+  }
   return ParseWith(args, desc, pos, vm, usage);
 }
 

@@ -28,7 +28,7 @@ struct Command {
 const std::vector<Command>& Commands();
 
 // Parses `args` against `desc`, with positional arguments named in order
-// (each taken once). Throws UsageError on bad input. Returns false when
+// (each taken once; a last name "...NAME" takes all the rest, as a vector). Throws UsageError on bad input. Returns false when
 // --help was given (after printing `usage` and `desc`).
 bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
            const std::vector<std::string>& positional, po::variables_map& vm, const std::string& usage);

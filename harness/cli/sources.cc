@@ -22,13 +22,50 @@ nlohmann::ordered_json ReadJsonFile(const std::string& path) {
   }
 }
 
+size_t RunDocument::ResultCount() const {
+  size_t n = 0;
+  for (const auto& r : runs) n += r.results.size();
+  return n;
+}
+
+namespace {
+
+// The runs of a baseline document: version 1 holds one, version 2 a list.
+void BaselineRunsFromJson(const nlohmann::ordered_json& doc, RunDocument* d) {
+  const auto& version = doc.contains("schema_version") ? doc["schema_version"] : nlohmann::ordered_json();
+  if (version == 1) {
+    d->runs.emplace_back();
+    RunFromJson(doc, &d->runs.back().run, &d->runs.back().results);
+    return;
+  }
+  if (version != kBaselineJsonSchemaVersion)
+    throw std::invalid_argument("schema_version: expected 1 or " + std::to_string(kBaselineJsonSchemaVersion) +
+                                ", got " + version.dump());
+  const auto& runs = doc.contains("runs") ? doc["runs"] : nlohmann::ordered_json();
+  if (!runs.is_array() || runs.empty()) throw std::invalid_argument("runs: expected a non-empty array");
+  for (size_t i = 0; i < runs.size(); ++i) {
+    nlohmann::ordered_json one = runs[i];
+    if (!one.is_object()) throw std::invalid_argument("runs[" + std::to_string(i) + "]: expected an object");
+    one["schema_version"] = kRunJsonSchemaVersion;
+    d->runs.emplace_back();
+    try {
+      RunFromJson(one, &d->runs.back().run, &d->runs.back().results);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("runs[" + std::to_string(i) + "]: " + e.what());
+    }
+  }
+}
+
+}  // namespace
+
 RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::string& path,
                              const std::string& gbench_suite) {
   RunDocument d;
   try {
     if (IsGoogleBenchmarkJson(doc)) {
       d.kind = "google-benchmark";
-      RunFromGoogleBenchmarkJson(doc, gbench_suite, &d.run, &d.results);
+      d.runs.emplace_back();
+      RunFromGoogleBenchmarkJson(doc, gbench_suite, &d.runs.back().run, &d.runs.back().results);
       return d;
     }
     if (doc.is_object() && doc.contains("kind")) {
@@ -40,10 +77,12 @@ RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::strin
       d.kind = "baseline";
       d.baseline_name = b["name"].get<std::string>();
       d.baseline_created_at = b.value("created_at", "");
-    } else {
-      d.kind = "run";
+      BaselineRunsFromJson(doc, &d);
+      return d;
     }
-    RunFromJson(doc, &d.run, &d.results);
+    d.kind = "run";
+    d.runs.emplace_back();
+    RunFromJson(doc, &d.runs.back().run, &d.runs.back().results);
   } catch (const std::invalid_argument& e) {
     throw UsageError("'" + path + "': " + e.what());
   } catch (const nlohmann::json::exception& e) {
@@ -52,17 +91,24 @@ RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::strin
   return d;
 }
 
-nlohmann::ordered_json BaselineToJson(const BaselineRecord& baseline, const RunRecord& run,
-                                      const std::vector<ResultRecord>& results) {
-  nlohmann::ordered_json body = RunToJson(run, results);
-  body["run"].erase("id");
+nlohmann::ordered_json BaselineToJson(const BaselineRecord& baseline, const std::vector<Store::RunWithResults>& runs) {
   nlohmann::ordered_json doc;
   doc["schema_version"] = kBaselineJsonSchemaVersion;
   doc["kind"] = "perfbench-baseline";
   doc["baseline"] = {{"name", baseline.name}, {"created_at", baseline.created_at}};
-  doc["run"] = body["run"];
-  doc["results"] = body["results"];
+  doc["runs"] = nlohmann::ordered_json::array();
+  for (const auto& r : runs) {
+    nlohmann::ordered_json body = RunToJson(r.run, r.results);
+    body["run"].erase("id");
+    doc["runs"].push_back({{"run", body["run"]}, {"results", body["results"]}});
+  }
   return doc;
+}
+
+std::vector<Store::RunWithResults> BaselineRuns(Store& store, const BaselineRecord& baseline) {
+  std::vector<Store::RunWithResults> out;
+  for (int64_t id : baseline.run_ids) out.push_back({store.GetRun(id), store.GetResults(id)});
+  return out;
 }
 
 bool LooksLikeFile(const std::string& ref) {
@@ -75,15 +121,16 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
   if (LooksLikeFile(ref)) {
     RunDocument doc = ParseRunDocument(ReadJsonFile(ref), ref);
     d.source = (doc.kind == "baseline" ? "baseline " + doc.baseline_name + " from " : "file ") + ref;
-    d.run = std::move(doc.run);
-    d.results = std::move(doc.results);
+    d.run = doc.runs.back().run;  // the newest
+    for (auto& r : doc.runs) d.results.insert(d.results.end(), r.results.begin(), r.results.end());
+    d.run_count = doc.runs.size();
     return d;
   }
   if (!store) throw UsageError(std::string("no ") + role + " file '" + ref + "'");
   std::vector<int64_t> ids;
   if (auto b = store->GetBaseline(ref)) {
-    ids = {b->run_id};
-    d.source = "baseline " + ref;
+    ids.assign(b->run_ids.rbegin(), b->run_ids.rend());  // newest first, as labels
+    d.source = "baseline " + ref + (ids.size() > 1 ? " (" + std::to_string(ids.size()) + " runs)" : "");
   } else {
     ids = store->RunsWithLabel(ref);
   }
@@ -95,6 +142,7 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
     ids = {*id};
   }
   d.run_ids = ids;
+  d.run_count = ids.size();
   d.run = store->GetRun(ids.front());
   for (int64_t id : ids) {
     const RunRecord r = store->GetRun(id);

@@ -11,8 +11,10 @@
 
 namespace perfbench::cli {
 
-// Version of the baseline export document.
-inline constexpr int kBaselineJsonSchemaVersion = 1;
+// Version of the baseline export document. 2: "runs", every run of the
+// baseline with its results (samples with their process indices); version 1
+// files (one "run" and its "results") are still read.
+inline constexpr int kBaselineJsonSchemaVersion = 2;
 
 // Reads and parses a JSON file; UsageError (exit 2) naming the file otherwise.
 nlohmann::ordered_json ReadJsonFile(const std::string& path);
@@ -22,18 +24,19 @@ nlohmann::ordered_json ReadJsonFile(const std::string& path);
 struct RunDocument {
   std::string kind;  // "run" | "baseline" | "google-benchmark"
   std::string baseline_name, baseline_created_at;  // kind "baseline"
-  RunRecord run;
-  std::vector<ResultRecord> results;
+  std::vector<Store::RunWithResults> runs;          // one, or a baseline's runs oldest first
+  size_t ResultCount() const;
 };
 RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::string& path,
                              const std::string& gbench_suite = "gbench");
 
 // The versioned baseline document: {"schema_version", "kind": "perfbench-baseline",
-// "baseline": {"name", "created_at"}, "run": {...}, "results": [...]}; the
-// run JSON without the database-local run id, so export -> import -> export
-// gives the same bytes.
-nlohmann::ordered_json BaselineToJson(const BaselineRecord& baseline, const RunRecord& run,
-                                      const std::vector<ResultRecord>& results);
+// "baseline": {"name", "created_at"}, "runs": [{"run": {...}, "results": [...]}]};
+// each run's JSON without the database-local run id, so export -> import ->
+// export gives the same bytes.
+nlohmann::ordered_json BaselineToJson(const BaselineRecord& baseline, const std::vector<Store::RunWithResults>& runs);
+// A stored baseline's runs, oldest first.
+std::vector<Store::RunWithResults> BaselineRuns(Store& store, const BaselineRecord& baseline);
 
 // True when `ref` names a file rather than a stored run: it ends in .json or
 // contains a '/'.

@@ -52,6 +52,11 @@ class Runner {
   Runner(RunSettings settings, DeviceBackend& backend, NowFn now = SteadyNow)
       : settings_(std::move(settings)), backend_(backend), now_(std::move(now)) {}
   void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
+  // RunContext::process_seed for the workloads this runner sets up.
+  void set_process_seed(uint64_t seed) { process_seed_ = seed; }
+  // Seconds spent in timed repetitions so far (all variants): with the
+  // process's wall time, the costs the Kalibera-Jones allocation needs.
+  double timed_s() const { return timed_s_; }
 
   // Runs one group. Never throws for workload errors: they become outcomes.
   std::vector<VariantOutcome> RunGroup(const VariantGroup& group);
@@ -66,6 +71,8 @@ class Runner {
   DeviceBackend& backend_;
   NowFn now_;
   ProgressFn progress_;
+  uint64_t process_seed_ = 0;
+  double timed_s_ = 0;
 };
 
 }  // namespace perfbench

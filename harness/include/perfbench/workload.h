@@ -79,6 +79,11 @@ struct WorkloadInfo {
 struct RunContext {
   const Params& params;          // this variant's values
   const RunSettings& settings;   // the run's settings, device resolved ("cpu" or "cuda")
+  // Differs between the processes of a run and between runs (a hash of the
+  // run's id and the process index): for workloads that simulate what varies
+  // from process to process (selftest/noisy). Workloads that seed weights
+  // and data use settings.seed, the same in every process.
+  uint64_t process_seed = 0;
 };
 
 // Receives one timed step's measurements.

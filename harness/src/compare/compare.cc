@@ -12,6 +12,7 @@
 #include "fingerprint.h"
 #include "inference.h"
 #include "perfbench/statistics.h"
+#include "two_level.h"
 
 namespace perfbench {
 
@@ -89,9 +90,22 @@ std::string LimitText(const MetricVerdict& m) {
   std::string t = !m.absolute ? fmt::format("±{:.3g}%", m.threshold * 100)
                               : fmt::format("±{:.3g}", m.threshold) +
                                     (m.unit == "1" || m.unit.empty() ? "" : " " + m.unit);
-  if (m.noise_floor > 0 && m.noise_floor >= m.threshold)
-    t += fmt::format(" (run-to-run noise of {} baseline runs)", m.baseline_runs);
+  if (m.noise_floor > m.policy_threshold)
+    t += fmt::format(" (noise floor from {} earlier runs, above the policy's {})", m.history_runs,
+                     m.absolute ? fmt::format("{:.3g}", m.policy_threshold)
+                                : fmt::format("{:.3g}%", m.policy_threshold * 100));
+  else if (m.history_runs > 0)
+    t += " (policy; the noise floor from history is below it)";
+  else
+    t += " (policy)";
   return t;
+}
+
+std::string LevelText(const MetricVerdict& m) {
+  if (m.level == Level::kProcess)
+    return fmt::format("{} vs {} processes", m.processes_baseline, m.processes_candidate);
+  return fmt::format("within-process samples only ({} vs {} process{})", m.processes_baseline,
+                     m.processes_candidate, m.processes_baseline + m.processes_candidate > 2 ? "es" : "");
 }
 
 // The change and its interval, signed so that positive is better.
@@ -110,7 +124,7 @@ Oriented Orient(const MetricVerdict& m) {
 void Judge(MetricVerdict& m, double alpha) {
   const double t = m.threshold;
   const Oriented o = Orient(m);
-  const std::string what = m.metric + " " + ChangeText(m) + fmt::format(", q={:.3g}", m.q_value);
+  const std::string what = m.metric + " " + ChangeText(m) + fmt::format(", q={:.3g}; ", m.q_value) + LevelText(m);
   const bool significant = m.q_value < alpha;
   if (significant && o.change < -t) {
     m.verdict = Verdict::kRegression;
@@ -118,13 +132,11 @@ void Judge(MetricVerdict& m, double alpha) {
   } else if (significant && o.change > t) {
     m.verdict = Verdict::kImprovement;
     m.reason = what + ", limit " + LimitText(m);
-  } else if (o.lo >= -m.policy_threshold && o.hi <= m.policy_threshold) {
-    // Equivalence is claimed at the policy's limit only, never at a noise-raised one.
+  } else if (o.lo >= -t && o.hi <= t) {
+    // Equivalence at the limit: the policy's, or the noise floor history
+    // raised it to (then the reason says a smaller change could not be seen).
     m.verdict = Verdict::kUnchanged;
-    MetricVerdict policy_only = m;
-    policy_only.threshold = m.policy_threshold;
-    policy_only.noise_floor = 0;
-    m.reason = what + ": interval within " + LimitText(policy_only);
+    m.reason = what + ": interval within " + LimitText(m);
   } else {
     m.verdict = Verdict::kInconclusive;
     if (!significant && std::fabs(o.change) > t)
@@ -136,20 +148,12 @@ void Judge(MetricVerdict& m, double alpha) {
 
 namespace {
 
-// Medians of each run's samples, per key (a run holds one row per key).
-std::map<std::string, std::vector<double>> RunMedians(const RunData& d) {
-  std::map<std::string, std::vector<double>> out;
-  for (const auto& r : d.results)
-    if (!r.samples.empty()) out[ResultKey(r)].push_back(stats::Median(r.samples));
-  return out;
-}
-
 std::map<std::string, ResultRecord> Index(const RunData& d) {
   std::map<std::string, ResultRecord> out;
   for (const auto& r : d.results) {
     auto [it, inserted] = out.emplace(ResultKey(r), r);
-    if (!inserted) {  // pooled runs: concatenate samples, keep a failure visible
-      it->second.samples.insert(it->second.samples.end(), r.samples.begin(), r.samples.end());
+    if (!inserted) {  // pooled runs: each run's processes are further processes
+      it->second.AppendProcesses(r);
       if (r.status != ResultStatus::kOk) {
         it->second.status = r.status;
         it->second.reason = r.reason;
@@ -237,12 +241,14 @@ bool JudgePresence(MetricVerdict& m, const ResultRecord* ra, const ResultRecord*
 
 namespace {
 
-// The run-to-run noise floor of a pooled baseline raises the limit.
-void ApplyNoiseFloor(MetricVerdict& m, const std::vector<double>* run_medians) {
-  if (!run_medians || run_medians->size() < 2) return;
-  const auto [lo, hi] = std::minmax_element(run_medians->begin(), run_medians->end());
-  m.baseline_runs = run_medians->size();
-  m.noise_floor = m.absolute ? *hi - *lo : (m.baseline_median != 0 ? (*hi - *lo) / std::fabs(m.baseline_median) : 0.0);
+// The noise floor learned from history raises the limit.
+void ApplyNoiseFloor(MetricVerdict& m, const std::vector<std::vector<double>>* series) {
+  if (!series || m.absolute) return;  // relative changes of a near-zero difference mean nothing
+  size_t runs = 0;
+  const double floor = NoiseFloor(*series, &runs);
+  if (runs < kMinHistoryRuns) return;
+  m.history_runs = runs;
+  m.noise_floor = floor;
   m.threshold = std::max(m.threshold, m.noise_floor);
 }
 
@@ -256,9 +262,8 @@ std::vector<double> Logs(const std::vector<double>& v) {
   return out;
 }
 
-// p-value and the interval of the ratio (or of the difference).
-void Measure(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, double confidence) {
-  m.tested = true;
+// Within-process level: Mann-Whitney p and the Hodges-Lehmann interval.
+void MeasureWithin(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, double confidence) {
   m.ratio = m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0;
   m.p_value = stats::MannWhitneyU(a, b).p_value;
   if (!m.absolute && AllPositive(a) && AllPositive(b)) {
@@ -276,6 +281,40 @@ void Measure(MetricVerdict& m, const std::vector<double>& a, const std::vector<d
     m.ci_low = 1 + s.low / scale;
     m.ci_high = 1 + s.high / scale;
   }
+}
+
+// Process level: Welch on the process medians (their logarithms for a ratio).
+void MeasureProcesses(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b,
+                      double confidence) {
+  m.level = Level::kProcess;
+  if (!m.absolute && AllPositive(a) && AllPositive(b)) {
+    const auto w = stats::WelchLogRatio(a, b, confidence);
+    m.ratio = w.difference;
+    m.ci_low = w.low;
+    m.ci_high = w.high;
+    m.p_value = w.p_value;
+    return;
+  }
+  const auto w = stats::WelchT(a, b, confidence);
+  m.p_value = w.p_value;
+  const double scale = m.absolute ? 1.0 : (std::fabs(m.baseline_median) > 0 ? std::fabs(m.baseline_median) : 1.0);
+  m.ratio = m.absolute ? w.difference : 1 + w.difference / scale;
+  m.ci_low = m.absolute ? w.low : 1 + w.low / scale;
+  m.ci_high = m.absolute ? w.high : 1 + w.high / scale;
+}
+
+// p-value and the interval of the ratio (or of the difference), at the
+// process level when both sides have two processes or more.
+void Measure(MetricVerdict& m, const ResultRecord& ra, const ResultRecord& rb, double confidence) {
+  m.tested = true;
+  const auto pa = stats::ProcessMedians(stats::Groups(ra.samples, ra.process));
+  const auto pb = stats::ProcessMedians(stats::Groups(rb.samples, rb.process));
+  m.processes_baseline = pa.size();
+  m.processes_candidate = pb.size();
+  if (pa.size() >= 2 && pb.size() >= 2)
+    MeasureProcesses(m, pa, pb, confidence);
+  else
+    MeasureWithin(m, ra.samples, rb.samples, confidence);
 }
 
 // Baseline order, then what only the candidate has.
@@ -314,21 +353,41 @@ Overall OverallVerdict(const Comparison& c) {
 
 }  // namespace
 
-Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, bool across_hardware) {
+double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs) {
+  std::vector<double> changes;
+  size_t used = 0;
+  for (auto it = series.rbegin(); it != series.rend() && used < kMaxHistoryRuns; ++it) {
+    const auto& s = *it;
+    const size_t take = std::min(s.size(), kMaxHistoryRuns - used);
+    for (size_t i = s.size() - take + 1; i < s.size(); ++i)
+      if (s[i] != 0) changes.push_back(std::fabs(s[i] - s[i - 1]) / std::fabs(s[i]));
+    used += take;
+  }
+  if (runs) *runs = used;
+  if (used < kMinHistoryRuns || changes.size() < 2) return 0;
+  std::sort(changes.begin(), changes.end());
+  const size_t half = changes.size() / 2;
+  const std::vector<double> lower(changes.begin(), changes.begin() + static_cast<long>(half));
+  const std::vector<double> upper(changes.end() - static_cast<long>(half), changes.end());
+  const double q1 = stats::Median(lower), q3 = stats::Median(upper);
+  return q3 + 3 * (q3 - q1);
+}
+
+Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, bool across_hardware,
+                   const History& history) {
   Comparison c;
   c.across_hardware = across_hardware;
   Differences(a, b, c);
   const auto base = Index(a), cand = Index(b);
-  const auto base_runs = RunMedians(a);
   std::vector<size_t> tested;
   for (const auto& k : OrderedKeys(a, b)) {
     const ResultRecord* ra = base.count(k) ? &base.at(k) : nullptr;
     const ResultRecord* rb = cand.count(k) ? &cand.at(k) : nullptr;
     MetricVerdict m = Describe(ra, rb, policy);
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
-      auto it = base_runs.find(k);
-      ApplyNoiseFloor(m, it == base_runs.end() ? nullptr : &it->second);
-      Measure(m, ra->samples, rb->samples, policy.confidence);
+      auto it = history.series.find(k);
+      ApplyNoiseFloor(m, it == history.series.end() ? nullptr : &it->second);
+      Measure(m, *ra, *rb, policy.confidence);
       if (m.informational) {
         m.q_value = m.p_value;
         m.verdict = Verdict::kInfo;

@@ -2,22 +2,34 @@
 //
 // For every metric present in both (matched by suite, workload, params and
 // metric name):
-//   ratio      median(candidate) / median(baseline)
-//   interval   Hodges-Lehmann (Moses) interval of the shift of log values,
-//              exponentiated: an interval for the ratio (deterministic, no
-//              resampling); for metrics with an absolute threshold, of the
-//              difference candidate - baseline.
-//   p_value    two-sided Mann-Whitney U (SciPy's definition)
+// Processes are the independent samples (repetitions inside one process
+// share its luck and its moment). Two levels:
+//   process level  when both sides have >= 2 processes (a run with
+//              --processes, a baseline of several runs, a label's runs
+//              pooled): each process is summarised by its median; the ratio
+//              is that of the geometric means of the process medians, with
+//              Welch's t interval and test on their logarithms (degrees of
+//              freedom from the processes, not the samples). Deterministic:
+//              the same inputs give the same verdict.
+//   within-process  one process on a side: median(candidate) /
+//              median(baseline), the Hodges-Lehmann (Moses) interval of the
+//              shift of log values and a two-sided Mann-Whitney U (SciPy's
+//              definition). The reason says the verdict rests on
+//              within-process samples only.
+// For metrics with an absolute threshold the same on values, not logs.
 //   q_value    Benjamini-Hochberg across all metrics of the comparison
-//   limit      the policy's threshold, raised to the baseline's run-to-run
-//              noise floor when the baseline pools several runs: (max - min)
-//              of the runs' medians, relative to the pooled median (absolute
-//              for absolute thresholds). Repetitions inside one run do not see
-//              the drift between processes; the floor does.
+//   limit      max(the policy's threshold, the metric's noise floor from
+//              history): with >= 5 earlier runs (History), Q3 + 3 IQR of
+//              the absolute relative changes between consecutive runs'
+//              medians, the last 30 (rustc-perf's significance threshold).
+//              The reason says which applied.
 // Verdicts, oriented by the metric's direction:
 //   regression    q < alpha AND the change is worse than the threshold
 //   improvement   q < alpha AND the change is better than the threshold
-//   unchanged     the whole interval lies within +-threshold (equivalence)
+//   unchanged     the whole interval lies within +-limit (equivalence at the
+//                 policy's threshold, or at the noise floor when history
+//                 raised the limit: a change below the floor cannot be told
+//                 from the machine's run-to-run noise, and the reason says so)
 //   inconclusive  none of these (too few samples, too much noise)
 //   missing / new the metric has samples on one side only (a candidate
 //                 failure with baseline samples is a regression; a failure
@@ -26,6 +38,7 @@
 //   info          informational metric (policy): reported, never judged
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -57,9 +70,21 @@ std::string_view ToString(Overall o);
 struct RunData {
   std::string source;  // "baseline main", "file baselines/x.json"; empty for a run id or label
   RunRecord run;       // the newest run when pooled; id 0 when read from a file
-  std::vector<int64_t> run_ids;
+  std::vector<int64_t> run_ids;  // stored runs, newest first (empty for a file)
+  size_t run_count = 1;          // runs pooled (a file may hold several)
+  // One record per run and result; pooled, each run's processes count as
+  // further processes.
   std::vector<ResultRecord> results;
 };
+
+// Earlier runs' medians per result key (ResultKey), each series in time
+// order, for the noise floor. Built by the caller from the store.
+struct History {
+  std::map<std::string, std::vector<std::vector<double>>> series;
+};
+
+// Which samples a metric's test rests on.
+enum class Level { kWithinProcess, kProcess };
 
 struct FieldDiff {
   std::string field, baseline, candidate;
@@ -74,9 +99,11 @@ struct MetricVerdict {
   double ratio = 0, ci_low = 0, ci_high = 0;  // ratio (or difference for absolute thresholds)
   bool absolute = false;
   double threshold = 0;        // the limit applied: max(policy's, noise floor)
-  double policy_threshold = 0; // the policy's limit; `unchanged` is always judged against it
-  double noise_floor = 0;      // run-to-run spread of the baseline's runs (0: one run)
-  size_t baseline_runs = 1;
+  double policy_threshold = 0; // the policy's limit
+  double noise_floor = 0;      // from history (0: fewer than kMinHistoryRuns earlier runs)
+  size_t history_runs = 0;     // earlier runs the floor was learned from
+  Level level = Level::kWithinProcess;
+  size_t processes_baseline = 0, processes_candidate = 0;
   double p_value = 1, q_value = 1;
   bool tested = false;  // p (and q unless informational) computed
   bool informational = false;
@@ -93,8 +120,17 @@ struct Comparison {
   int Count(Verdict v) const;
 };
 
+// Fewest earlier runs a noise floor is learned from, and most used.
+inline constexpr size_t kMinHistoryRuns = 5, kMaxHistoryRuns = 30;
+// Q3 + 3 IQR of |x[i] - x[i-1]| / |x[i]| within each series (the last
+// kMaxHistoryRuns runs overall); quartiles as medians of the lower and upper
+// halves (the middle value of an odd count in neither). 0 with fewer than
+// kMinHistoryRuns runs. `runs` gets the number of runs used.
+double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs);
+
 // Throws std::invalid_argument when hardware differs and !across_hardware.
-Comparison Compare(const RunData& baseline, const RunData& candidate, const Policy& policy, bool across_hardware);
+Comparison Compare(const RunData& baseline, const RunData& candidate, const Policy& policy, bool across_hardware,
+                   const History& history = {});
 
 // The verdict rules, exposed for their tests. JudgePresence decides what needs
 // no test (skipped, missing, failed, new, too few samples) and returns true

@@ -159,7 +159,9 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
   };
   auto num = [](double v, bool present) { return present && std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
   nlohmann::ordered_json doc;
-  doc["schema_version"] = 1;
+  // 2: per metric level, processes_*, policy_threshold and history_runs
+  // (baseline_runs is gone: the floor is learned from history).
+  doc["schema_version"] = 2;
   doc["baseline"] = run(a);
   doc["candidate"] = run(b);
   doc["verdict"] = ToString(c.verdict);
@@ -189,8 +191,12 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
     j["p_value"] = num(m->p_value, m->tested);
     j["q_value"] = num(m->q_value, m->tested && !m->informational);
     j["threshold"] = m->threshold;
-    j["noise_floor"] = num(m->noise_floor, m->baseline_runs >= 2 && m->tested);
-    j["baseline_runs"] = m->baseline_runs;
+    j["policy_threshold"] = m->policy_threshold;
+    j["noise_floor"] = num(m->noise_floor, m->history_runs > 0 && m->tested);
+    j["history_runs"] = m->history_runs;
+    j["level"] = !m->tested ? nlohmann::ordered_json() : m->level == Level::kProcess ? "process" : "within-process";
+    j["processes_baseline"] = m->processes_baseline;
+    j["processes_candidate"] = m->processes_candidate;
     j["threshold_kind"] = m->informational ? "informational" : m->absolute ? "absolute" : "relative";
     j["verdict"] = Name(m->verdict);
     j["reason"] = m->reason;

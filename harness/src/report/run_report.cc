@@ -2,15 +2,17 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
 #include "report/format.h"
 #include "perfbench/statistics.h"
+#include "two_level.h"
 
 namespace perfbench {
 
-std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome) {
+std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome, int process) {
   const WorkloadInfo& info = outcome.variant.workload->info;
   std::vector<ResultRecord> out;
   const bool any_samples = !outcome.samples.empty();
@@ -27,11 +29,37 @@ std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome) {
     r.status = outcome.status;
     r.reason = outcome.reason;
     if (it != outcome.samples.end()) r.samples = it->second;
+    if (process != 0) r.process.assign(r.samples.size(), process);
     r.attributes = outcome.attributes;
     out.push_back(std::move(r));
   }
   return out;
 }
+
+ProcessSpread Spread(const ResultRecord& r) {
+  const auto c = stats::EstimateComponents(stats::Groups(r.samples, r.process));
+  ProcessSpread out;
+  out.processes = c.processes;
+  const double mean = r.samples.empty() ? 0 : std::fabs(stats::Mean(r.samples));
+  if (mean > 0 && c.has_within) out.within_cv = std::sqrt(c.within) / mean;
+  if (mean > 0 && c.has_between) out.between_cv = std::sqrt(c.between) / mean;
+  out.has_within = c.has_within;
+  out.has_between = c.has_between;
+  return out;
+}
+
+namespace {
+
+nlohmann::ordered_json ComponentsJson(const ResultRecord& r) {
+  const ProcessSpread p = Spread(r);
+  nlohmann::ordered_json j;
+  j["processes"] = p.processes;
+  j["within_cv"] = p.has_within ? nlohmann::ordered_json(p.within_cv) : nlohmann::ordered_json();
+  j["between_cv"] = p.has_between ? nlohmann::ordered_json(p.between_cv) : nlohmann::ordered_json();
+  return j;
+}
+
+}  // namespace
 
 nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultRecord>& results) {
   nlohmann::ordered_json doc;
@@ -75,6 +103,10 @@ nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultR
       for (const char* k : {"median", "mean", "stddev", "min", "max", "iqr_rel"}) j[k] = nullptr;
     }
     j["noisy"] = s.noisy;
+    if (!res.process.empty()) {
+      j["process"] = res.process;
+      j["components"] = ComponentsJson(res);
+    }
     j["attributes"] = res.attributes;
     arr.push_back(std::move(j));
   }
@@ -144,6 +176,18 @@ std::vector<double> Samples(const Json& samples, const std::string& where) {
   return out;
 }
 
+std::vector<int> Processes(const Json& p, size_t n, const std::string& where) {
+  if (!p.is_array() || p.size() != n)
+    throw std::invalid_argument(where + ".process: expected one process index per sample");
+  std::vector<int> out;
+  for (const auto& v : p) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000)
+      throw std::invalid_argument(where + ".process: expected non-negative integers");
+    out.push_back(v.get<int>());
+  }
+  return out;
+}
+
 ResultRecord ResultFromJson(const Json& j, const std::string& where) {
   ResultRecord res;
   res.suite = Str(j, "suite", where);
@@ -159,6 +203,7 @@ ResultRecord ResultFromJson(const Json& j, const std::string& where) {
   res.reason = j.value("reason", "");
   for (const auto& [k, v] : StringObject(Field(j, "params", where), where + ".params")) res.params.Set(k, v);
   res.samples = Samples(Field(j, "samples", where), where);
+  if (j.contains("process")) res.process = Processes(j.at("process"), res.samples.size(), where);
   if (j.contains("attributes"))
     for (const auto& [k, v] : StringObject(j.at("attributes"), where + ".attributes")) res.attributes[k] = v;
   return res;
@@ -181,8 +226,24 @@ void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<
   *results = std::move(rs);
 }
 
+namespace {
+
+// "3: ±1.1% / ±4.0%": processes, then the within- and between-process
+// coefficients of variation.
+std::string ProcessText(const ResultRecord& r) {
+  const ProcessSpread p = Spread(r);
+  if (p.processes < 2) return "1";
+  auto cv = [](bool has, double v) { return has ? fmt::format("±{:.1f}%", 100 * v) : std::string("-"); };
+  return fmt::format("{}: {} / {}", p.processes, cv(p.has_within, p.within_cv), cv(p.has_between, p.between_cv));
+}
+
+}  // namespace
+
 void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& out) {
-  TextTable t({"workload", "params", "metric", "median", "spread", "n", "status"});
+  const bool processes = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.process.empty(); });
+  std::vector<std::string> head = {"workload", "params", "metric", "median", "spread", "n", "status"};
+  if (processes) head.insert(head.begin() + 6, "processes: within / between");
+  TextTable t(head);
   std::string last_silent;  // a variant that failed or skipped without samples: one row
   for (const auto& r : results) {
     const std::string status_text(ToString(r.status));
@@ -190,7 +251,10 @@ void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& o
       const std::string key = r.suite + "/" + r.workload + "/" + r.params.Encode();
       if (key == last_silent) continue;
       last_silent = key;
-      t.AddRow({r.suite + "/" + r.workload, r.params.Encode(), "-", "-", "-", "0", status_text + ": " + r.reason});
+      std::vector<std::string> row = {r.suite + "/" + r.workload, r.params.Encode(), "-", "-", "-", "0",
+                                      status_text + ": " + r.reason};
+      if (processes) row.insert(row.begin() + 6, "-");
+      t.AddRow(row);
       continue;
     }
     const auto s = stats::Summarize(r.samples);
@@ -198,8 +262,11 @@ void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& o
     const std::string spread = s.n > 1 ? fmt::format("±{:.1f}%{}", 100 * s.iqr_rel / 2, s.noisy ? " noisy" : "") : "-";
     std::string status = status_text;
     if (!r.reason.empty()) status += ": " + r.reason;
-    t.AddRow({r.suite + "/" + r.workload, r.params.Encode(), r.metric + (r.higher_is_better ? " ↑" : " ↓"),
-              median, spread, std::to_string(s.n), status});
+    std::vector<std::string> row = {r.suite + "/" + r.workload, r.params.Encode(),
+                                    r.metric + (r.higher_is_better ? " ↑" : " ↓"), median, spread,
+                                    std::to_string(s.n), status};
+    if (processes) row.insert(row.begin() + 6, ProcessText(r));
+    t.AddRow(row);
   }
   t.Print(out);
 }

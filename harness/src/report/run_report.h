@@ -18,7 +18,17 @@ inline constexpr int kRunJsonSchemaVersion = 1;
 // One result row per declared metric of a variant that produced samples; a
 // failed or skipped variant with no samples gets one row per declared metric
 // carrying its status and reason.
-std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome);
+// Samples are marked as measured by process `process` (0 leaves the marks empty).
+std::vector<ResultRecord> ToResultRecords(const VariantOutcome& outcome, int process = 0);
+
+// A result's spread by level: processes, and the within- and between-process
+// standard deviations relative to the mean (from the variance components).
+struct ProcessSpread {
+  size_t processes = 0;
+  double within_cv = 0, between_cv = 0;
+  bool has_within = false, has_between = false;
+};
+ProcessSpread Spread(const ResultRecord& r);
 
 nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultRecord>& results);
 // Parses and validates a run document (ordered, so params keep their order); throws std::invalid_argument naming the

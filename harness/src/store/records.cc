@@ -1,5 +1,6 @@
 #include "store/records.h"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -41,5 +42,24 @@ std::string VariantKey(const std::string& suite, const std::string& workload, co
 }
 
 std::string ResultKey(const ResultRecord& r) { return VariantKey(r.suite, r.workload, r.params) + "\x1f" + r.metric; }
+
+void ResultRecord::AppendSamples(const ResultRecord& other) {
+  const bool marked = !process.empty() || !other.process.empty();
+  if (marked && process.empty()) process.assign(samples.size(), 0);
+  for (size_t i = 0; i < other.samples.size(); ++i) {
+    samples.push_back(other.samples[i]);
+    if (marked) process.push_back(other.ProcessOf(i));
+  }
+}
+
+void ResultRecord::AppendProcesses(const ResultRecord& other) {
+  int next = 0;
+  for (size_t i = 0; i < samples.size(); ++i) next = std::max(next, ProcessOf(i) + 1);
+  if (process.empty()) process.assign(samples.size(), 0);
+  for (size_t i = 0; i < other.samples.size(); ++i) {
+    samples.push_back(other.samples[i]);
+    process.push_back(next + other.ProcessOf(i));
+  }
+}
 
 }  // namespace perfbench

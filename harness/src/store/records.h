@@ -44,9 +44,11 @@ struct RunRecord {
   int64_t ok_results = 0, failed_results = 0, skipped_results = 0;
 };
 
+// A named baseline: one or more runs (schema v3), oldest first. Every run is
+// at least one process: pooled, they are the baseline's process-level samples.
 struct BaselineRecord {
   std::string name;
-  int64_t run_id = 0;
+  std::vector<int64_t> run_ids;
   std::string created_at;
 };
 
@@ -58,7 +60,19 @@ struct ResultRecord {
   ResultStatus status = ResultStatus::kOk;
   std::string reason;
   std::vector<double> samples;
+  // The process index of each sample (schema v3), parallel to `samples`;
+  // empty means all from process 0. `run --processes K` numbers 0..K-1.
+  std::vector<int> process;
   std::map<std::string, std::string> attributes;
+
+  // The process of sample i.
+  int ProcessOf(size_t i) const { return process.empty() ? 0 : process[i]; }
+  // Appends another record's samples with their process indices (a further
+  // process of the same run).
+  void AppendSamples(const ResultRecord& other);
+  // Appends another record's samples, renumbering its processes after this
+  // one's (pooling runs: each run's processes are distinct processes).
+  void AppendProcesses(const ResultRecord& other);
 };
 
 

@@ -59,6 +59,32 @@ CREATE TABLE baselines (
 );
 CREATE INDEX baselines_run ON baselines(run_id);
 )sql",
+      // 2 -> 3: processes as replicates. Every sample records the process
+      // that measured it; results carry their variance components; a
+      // baseline names one or more runs. The baselines table is rebuilt
+      // without its run column (SQLite cannot drop a foreign-key column):
+      // the new table is made and referenced first, so dropping the old one
+      // cascades nothing.
+      R"sql(
+ALTER TABLE samples ADD COLUMN process INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN processes INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE results ADD COLUMN var_within REAL;
+ALTER TABLE results ADD COLUMN var_between REAL;
+CREATE TABLE baselines_v3 (
+  name        TEXT PRIMARY KEY,
+  created_at  TEXT NOT NULL
+);
+INSERT INTO baselines_v3 (name, created_at) SELECT name, created_at FROM baselines;
+CREATE TABLE baseline_runs (
+  name    TEXT NOT NULL REFERENCES baselines_v3(name) ON DELETE CASCADE,
+  run_id  INTEGER NOT NULL REFERENCES runs(id) ON DELETE RESTRICT,
+  PRIMARY KEY (name, run_id)
+) WITHOUT ROWID;
+INSERT INTO baseline_runs (name, run_id) SELECT name, run_id FROM baselines;
+DROP TABLE baselines;
+ALTER TABLE baselines_v3 RENAME TO baselines;
+CREATE INDEX baseline_runs_run ON baseline_runs(run_id);
+)sql",
   };
   return steps;
 }

@@ -1,6 +1,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -9,6 +10,7 @@
 #include <fstream>
 
 #include "perfbench/statistics.h"
+#include "two_level.h"
 #include "store/schema.h"
 #include "store/store.h"
 
@@ -227,12 +229,25 @@ int64_t Store::BeginRun(const RunRecord& run) {
   return sqlite3_last_insert_rowid(db_);
 }
 
+namespace {
+
+// Columns 20-22: processes and the variance components (NULL when a level
+// has too little data to estimate).
+void BindComponents(Stmt& r, const ResultRecord& res) {
+  const auto c = stats::EstimateComponents(stats::Groups(res.samples, res.process));
+  r.Bind(20, static_cast<int64_t>(std::max<size_t>(c.processes, 1)));
+  if (c.has_within) r.Bind(21, c.within); else r.BindNull(21);
+  if (c.has_between) r.Bind(22, c.between); else r.BindNull(22);
+}
+
+}  // namespace
+
 void Store::InsertResults(int64_t run_id, const std::vector<ResultRecord>& results) {
   Stmt r(db_,
          "INSERT INTO results (run_id, suite, workload, params, variant, metric, unit,"
          " higher_is_better, status, reason, n, median, mean, stddev, min, max, iqr_rel, noisy,"
-         " attributes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  Stmt smp(db_, "INSERT INTO samples (result_id, seq, value) VALUES (?, ?, ?)");
+         " attributes, processes, var_within, var_between) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  Stmt smp(db_, "INSERT INTO samples (result_id, seq, value, process) VALUES (?, ?, ?, ?)");
   for (const auto& res : results) {
     const auto sum = stats::Summarize(res.samples);
     nlohmann::json attrs(res.attributes);
@@ -248,11 +263,13 @@ void Store::InsertResults(int64_t run_id, const std::vector<ResultRecord>& resul
       r.Bind(16, sum.max).Bind(17, sum.iqr_rel);
     }
     r.Bind(18, static_cast<int64_t>(sum.noisy)).Bind(19, attrs.dump());
+    BindComponents(r, res);
     r.Step();
     const int64_t result_id = sqlite3_last_insert_rowid(db_);
     for (size_t i = 0; i < res.samples.size(); ++i) {
       smp.Reset();
       smp.Bind(1, result_id).Bind(2, static_cast<int64_t>(i)).Bind(3, res.samples[i]);
+      smp.Bind(4, static_cast<int64_t>(res.ProcessOf(i)));
       smp.Step();
     }
   }
@@ -303,45 +320,79 @@ int64_t Store::InsertRun(const RunRecord& run, const std::vector<ResultRecord>& 
   return id;
 }
 
-int64_t Store::PointBaseline(const std::string& name, int64_t run_id, const std::string& created_at) {
-  int64_t before = 0;
+std::vector<int64_t> Store::BaselineRuns(const std::string& name) {
+  Stmt q(db_, "SELECT run_id FROM baseline_runs WHERE name = ? ORDER BY run_id");
+  q.Bind(1, name);
+  std::vector<int64_t> ids;
+  while (q.Step()) ids.push_back(q.Int(0));
+  return ids;
+}
+
+void Store::CheckRunExists(int64_t run_id) {
+  Stmt q(db_, "SELECT 1 FROM runs WHERE id = ?");
+  q.Bind(1, run_id);
+  if (!q.Step()) throw StoreInputError("no run with id " + std::to_string(run_id));
+}
+
+std::vector<int64_t> Store::PointBaseline(const std::string& name, const std::vector<int64_t>& run_ids,
+                                          const std::string& created_at) {
+  const std::vector<int64_t> before = BaselineRuns(name);
   {
-    Stmt q(db_, "SELECT run_id FROM baselines WHERE name = ?");
-    q.Bind(1, name);
-    if (q.Step()) before = q.Int(0);
+    Stmt s(db_,
+           "INSERT INTO baselines (name, created_at) VALUES (?, ?)"
+           " ON CONFLICT(name) DO UPDATE SET created_at = excluded.created_at");
+    s.Bind(1, name).Bind(2, created_at);
+    s.Step();
   }
-  Stmt s(db_,
-         "INSERT INTO baselines (name, run_id, created_at) VALUES (?, ?, ?)"
-         " ON CONFLICT(name) DO UPDATE SET run_id = excluded.run_id, created_at = excluded.created_at");
-  s.Bind(1, name).Bind(2, run_id).Bind(3, created_at);
-  s.Step();
+  Stmt del(db_, "DELETE FROM baseline_runs WHERE name = ?");
+  del.Bind(1, name);
+  del.Step();
+  Stmt add(db_, "INSERT OR IGNORE INTO baseline_runs (name, run_id) VALUES (?, ?)");
+  for (int64_t id : run_ids) {
+    add.Reset();
+    add.Bind(1, name).Bind(2, id);
+    add.Step();
+  }
   return before;
 }
 
-int64_t Store::SetBaseline(const std::string& name, int64_t run_id) {
+std::vector<int64_t> Store::SetBaseline(const std::string& name, const std::vector<int64_t>& run_ids) {
+  if (run_ids.empty()) throw StoreInputError("a baseline needs at least one run");
   Transaction tx(db_);
-  {
-    Stmt q(db_, "SELECT 1 FROM runs WHERE id = ?");
-    q.Bind(1, run_id);
-    if (!q.Step()) throw StoreInputError("no run with id " + std::to_string(run_id));
-  }
-  const int64_t before = PointBaseline(name, run_id, UtcNowIso8601());
+  for (int64_t id : run_ids) CheckRunExists(id);
+  auto before = PointBaseline(name, run_ids, UtcNowIso8601());
   tx.Commit();
   return before;
 }
 
+bool Store::AddBaselineRun(const std::string& name, int64_t run_id) {
+  Transaction tx(db_);
+  CheckRunExists(run_id);
+  auto ids = BaselineRuns(name);
+  if (ids.empty()) throw StoreInputError("no baseline '" + name + "'");
+  if (std::find(ids.begin(), ids.end(), run_id) != ids.end()) return false;
+  Stmt add(db_, "INSERT INTO baseline_runs (name, run_id) VALUES (?, ?)");
+  add.Bind(1, name).Bind(2, run_id);
+  add.Step();
+  tx.Commit();
+  return true;
+}
+
 std::vector<BaselineRecord> Store::ListBaselines() {
-  Stmt s(db_, "SELECT name, run_id, created_at FROM baselines ORDER BY name");
   std::vector<BaselineRecord> out;
-  while (s.Step()) out.push_back({s.Text(0), s.Int(1), s.Text(2)});
+  {
+    Stmt s(db_, "SELECT name, created_at FROM baselines ORDER BY name");
+    while (s.Step()) out.push_back({s.Text(0), {}, s.Text(1)});
+  }
+  for (auto& b : out) b.run_ids = BaselineRuns(b.name);
   return out;
 }
 
 std::optional<BaselineRecord> Store::GetBaseline(const std::string& name) {
-  Stmt s(db_, "SELECT name, run_id, created_at FROM baselines WHERE name = ?");
+  Stmt s(db_, "SELECT name, created_at FROM baselines WHERE name = ?");
   s.Bind(1, name);
   if (!s.Step()) return std::nullopt;
-  return BaselineRecord{s.Text(0), s.Int(1), s.Text(2)};
+  return BaselineRecord{s.Text(0), BaselineRuns(name), s.Text(1)};
 }
 
 bool Store::DeleteBaseline(const std::string& name) {
@@ -351,14 +402,17 @@ bool Store::DeleteBaseline(const std::string& name) {
   return sqlite3_changes(db_) > 0;
 }
 
-int64_t Store::InsertBaselineRun(const std::string& name, const std::string& created_at, const RunRecord& run,
-                                 const std::vector<ResultRecord>& results) {
+std::vector<int64_t> Store::InsertBaselineRuns(const std::string& name, const std::string& created_at,
+                                               const std::vector<RunWithResults>& runs) {
   Transaction tx(db_);
-  const int64_t id = InsertRunRow(run);
-  InsertResults(id, results);
-  PointBaseline(name, id, created_at.empty() ? UtcNowIso8601() : created_at);
+  std::vector<int64_t> ids;
+  for (const auto& r : runs) {
+    ids.push_back(InsertRunRow(r.run));
+    InsertResults(ids.back(), r.results);
+  }
+  PointBaseline(name, ids, created_at.empty() ? UtcNowIso8601() : created_at);
   tx.Commit();
-  return id;
+  return ids;
 }
 
 namespace {
@@ -436,7 +490,7 @@ std::vector<ResultRecord> Store::GetResults(int64_t run_id) {
   Stmt s(db_,
          "SELECT id, suite, workload, params, metric, unit, higher_is_better, status, reason,"
          " attributes FROM results WHERE run_id = ? ORDER BY id");
-  Stmt smp(db_, "SELECT value FROM samples WHERE result_id = ? ORDER BY seq");
+  Stmt smp(db_, "SELECT value, process FROM samples WHERE result_id = ? ORDER BY seq");
   s.Bind(1, run_id);
   std::vector<ResultRecord> out;
   while (s.Step()) {
@@ -452,7 +506,13 @@ std::vector<ResultRecord> Store::GetResults(int64_t run_id) {
     r.attributes = nlohmann::json::parse(s.Text(9)).get<std::map<std::string, std::string>>();
     smp.Reset();
     smp.Bind(1, s.Int(0));
-    while (smp.Step()) r.samples.push_back(smp.Real(0));
+    bool several = false;
+    while (smp.Step()) {
+      r.samples.push_back(smp.Real(0));
+      r.process.push_back(static_cast<int>(smp.Int(1)));
+      several = several || r.process.back() != 0;
+    }
+    if (!several) r.process.clear();
     out.push_back(std::move(r));
   }
   return out;

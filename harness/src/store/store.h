@@ -35,7 +35,7 @@ class StoreError : public std::runtime_error {
 class Store {
  public:
   enum class Mode { kCreate, kExisting };
-  inline static constexpr int kSchemaVersion = 2;
+  inline static constexpr int kSchemaVersion = 3;
   inline static constexpr int32_t kApplicationId = 0x50464231;  // "PFB1"
 
   // kCreate makes the file if missing; kExisting refuses a missing file.
@@ -66,16 +66,23 @@ class Store {
   RunRecord GetRun(int64_t id);
   std::vector<ResultRecord> GetResults(int64_t run_id);
 
-  // Named baselines (schema v2). SetBaseline points NAME at a run, replacing
-  // an earlier pointer of the same name; returns the run it pointed at before (0 if new).
-  int64_t SetBaseline(const std::string& name, int64_t run_id);
+  // Named baselines: each names one or more runs (schema v3). SetBaseline
+  // points NAME at `run_ids`, replacing what it named before; returns the
+  // runs it named before (empty if new). StoreInputError for a missing run.
+  std::vector<int64_t> SetBaseline(const std::string& name, const std::vector<int64_t>& run_ids);
+  // Adds a run to an existing baseline; false if it was already there.
+  bool AddBaselineRun(const std::string& name, int64_t run_id);
   std::vector<BaselineRecord> ListBaselines();
   std::optional<BaselineRecord> GetBaseline(const std::string& name);
-  // Removes the name; the run stays. False if there was none.
+  // Removes the name; the runs stay. False if there was none.
   bool DeleteBaseline(const std::string& name);
-  // Inserts a run and points NAME at it, in one transaction (baseline import).
-  int64_t InsertBaselineRun(const std::string& name, const std::string& created_at, const RunRecord& run,
-                            const std::vector<ResultRecord>& results);
+  // Inserts runs and points NAME at them, in one transaction (baseline import).
+  struct RunWithResults {
+    RunRecord run;
+    std::vector<ResultRecord> results;
+  };
+  std::vector<int64_t> InsertBaselineRuns(const std::string& name, const std::string& created_at,
+                                          const std::vector<RunWithResults>& runs);
 
   int SchemaVersion();
   const std::string& path() const { return path_; }
@@ -85,7 +92,10 @@ class Store {
   void Exec(const std::string& sql);
   void InsertResults(int64_t run_id, const std::vector<ResultRecord>& results);
   int64_t InsertRunRow(const RunRecord& run);
-  int64_t PointBaseline(const std::string& name, int64_t run_id, const std::string& created_at);
+  std::vector<int64_t> BaselineRuns(const std::string& name);
+  void CheckRunExists(int64_t run_id);
+  std::vector<int64_t> PointBaseline(const std::string& name, const std::vector<int64_t>& run_ids,
+                                     const std::string& created_at);
   sqlite3* db_;
   std::string path_;
 };

@@ -1,0 +1,113 @@
+#include "two_level.h"
+
+#include <boost/math/distributions/students_t.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+
+#include "perfbench/statistics.h"
+
+namespace perfbench::stats {
+
+std::vector<std::vector<double>> Groups(const std::vector<double>& samples, const std::vector<int>& process) {
+  if (!process.empty() && process.size() != samples.size())
+    throw std::invalid_argument("Groups: process indices and samples differ in length");
+  std::vector<std::vector<double>> out;
+  std::map<int, size_t> slot;
+  for (size_t i = 0; i < samples.size(); ++i) {
+    const int p = process.empty() ? 0 : process[i];
+    auto [it, fresh] = slot.emplace(p, out.size());
+    if (fresh) out.emplace_back();
+    out[it->second].push_back(samples[i]);
+  }
+  return out;
+}
+
+std::vector<double> ProcessMedians(const std::vector<std::vector<double>>& groups) {
+  std::vector<double> out;
+  for (const auto& g : groups)
+    if (!g.empty()) out.push_back(Median(g));
+  return out;
+}
+
+VarianceComponents EstimateComponents(const std::vector<std::vector<double>>& groups) {
+  VarianceComponents c;
+  double ss_within = 0, df_within = 0, inv_n = 0;
+  std::vector<double> means;
+  for (const auto& g : groups) {
+    if (g.empty()) continue;
+    const double m = Mean(g);
+    for (double x : g) ss_within += (x - m) * (x - m);
+    df_within += static_cast<double>(g.size()) - 1;
+    inv_n += 1.0 / static_cast<double>(g.size());
+    means.push_back(m);
+  }
+  c.processes = means.size();
+  c.has_within = df_within > 0;
+  if (c.has_within) c.within = ss_within / df_within;
+  c.has_between = means.size() >= 2;
+  if (c.has_between) {
+    const double s = StdDev(means);
+    c.between = std::max(0.0, s * s - c.within * inv_n / static_cast<double>(means.size()));
+  }
+  return c;
+}
+
+int OptimalRepetitions(const VarianceComponents& c, double cost_process, double cost_repetition, int min_reps,
+                       int max_reps) {
+  if (!(c.between > 0) || !(cost_repetition > 0)) return max_reps;
+  const double r = std::sqrt(std::max(cost_process, 0.0) / cost_repetition * c.within / c.between);
+  const double up = std::ceil(r);
+  if (!(up < max_reps)) return max_reps;
+  return std::max(min_reps, static_cast<int>(up));
+}
+
+double StudentTCritical(double df, double confidence) {
+  if (!(df > 0)) throw std::invalid_argument("StudentTCritical: df must be positive");
+  if (!(confidence > 0 && confidence < 1)) throw std::invalid_argument("StudentTCritical: confidence outside (0, 1)");
+  return boost::math::quantile(boost::math::students_t_distribution<double>(df), 0.5 + confidence / 2);
+}
+
+WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  if (a.size() < 2 || b.size() < 2) throw std::invalid_argument("WelchT: needs two values per side");
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  const double sa = StdDev(a), sb = StdDev(b);
+  const double va = sa * sa / na, vb = sb * sb / nb, se2 = va + vb;
+  WelchResult r;
+  r.difference = Mean(b) - Mean(a);
+  if (!(se2 > 0)) {  // no spread on either side
+    r.p_value = r.difference == 0 ? 1.0 : 0.0;
+    r.low = r.high = r.difference;
+    r.df = na + nb - 2;
+    return r;
+  }
+  const double se = std::sqrt(se2);
+  r.t = r.difference / se;
+  r.df = se2 * se2 / (va * va / (na - 1) + vb * vb / (nb - 1));
+  const boost::math::students_t_distribution<double> dist(r.df);
+  r.p_value = std::min(1.0, 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(r.t))));
+  const double h = StudentTCritical(r.df, confidence) * se;
+  r.low = r.difference - h;
+  r.high = r.difference + h;
+  return r;
+}
+
+WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  auto logs = [](const std::vector<double>& v) {
+    std::vector<double> out;
+    for (double x : v) {
+      if (!(x > 0)) throw std::invalid_argument("WelchLogRatio: values must be positive");
+      out.push_back(std::log(x));
+    }
+    return out;
+  };
+  WelchResult r = WelchT(logs(a), logs(b), confidence);
+  r.difference = std::exp(r.difference);
+  r.low = std::exp(r.low);
+  r.high = std::exp(r.high);
+  return r;
+}
+
+}  // namespace perfbench::stats
