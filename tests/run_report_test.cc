@@ -189,27 +189,109 @@ std::vector<double> Around(double center) {
   return v;
 }
 
-TEST(NoiseFloor, APooledBaselineRaisesTheLimitToItsRunToRunSpread) {
-  RunData one, pooled, candidate;
-  one.results = {Tput(Around(100))};
-  pooled.results = {Tput(Around(100)), Tput(Around(108)), Tput(Around(101))};  // runs 8% apart
-  candidate.results = {Tput(Around(94))};                                    // -6% to -9%
-  const Policy policy = Policy::Default();                                   // 5% limit
-  const auto single = Compare(one, candidate, policy, false);
-  ASSERT_EQ(single.metrics.size(), 1u);
-  EXPECT_EQ(single.metrics[0].verdict, Verdict::kRegression);  // tight within-run samples: "significant"
-  EXPECT_EQ(single.metrics[0].baseline_runs, 1u);
-  const auto floored = Compare(pooled, candidate, policy, false);
+// A run of `k` processes around `center`, process p offset by offsets[p].
+ResultRecord Processes(double center, const std::vector<double>& offsets) {
+  ResultRecord r = Tput({});
+  for (size_t p = 0; p < offsets.size(); ++p)
+    for (double v : Around(center * (1 + offsets[p]))) {
+      r.samples.push_back(v);
+      r.process.push_back(static_cast<int>(p));
+    }
+  return r;
+}
+
+TEST(NoiseFloor, RustcPerfQ3PlusThreeIqrOfConsecutiveChanges) {
+  size_t runs = 0;
+  // Changes |x_i - x_{i-1}| / x_i: 0.01, 0.02, 0.03, 0.04 -> halves {0.01, 0.02}, {0.03, 0.04}:
+  // Q1 0.015, Q3 0.035, floor 0.035 + 3 * 0.02 = 0.095.
+  std::vector<double> x = {100};
+  for (size_t i = 1; i < 5; ++i) x.push_back(x.back() * (1 + 0.01 * static_cast<double>(i)));
+  // x_i = x_{i-1} (1 + c): |x_i - x_{i-1}| / x_i = c / (1 + c).
+  const double expected_q1 = (0.01 / 1.01 + 0.02 / 1.02) / 2, expected_q3 = (0.03 / 1.03 + 0.04 / 1.04) / 2;
+  EXPECT_NEAR(NoiseFloor({x}, &runs), expected_q3 + 3 * (expected_q3 - expected_q1), 1e-12);
+  EXPECT_EQ(runs, 5u);
+  EXPECT_EQ(NoiseFloor({{1, 2, 3, 4}}, &runs), 0.0);  // 4 runs: too few
+  EXPECT_EQ(runs, 4u);
+}
+
+TEST(NoiseFloor, HistoryRaisesTheLimitAndTheReasonSaysSo) {
+  RunData base, candidate;
+  base.results = {Tput(Around(100))};
+  candidate.results = {Tput(Around(94))};  // -6%
+  const Policy policy = Policy::Default();  // 5% limit
+  const auto plain = Compare(base, candidate, policy, false);
+  ASSERT_EQ(plain.metrics.size(), 1u);
+  EXPECT_EQ(plain.metrics[0].verdict, Verdict::kRegression);  // tight within-run samples: "significant"
+  EXPECT_EQ(plain.metrics[0].history_runs, 0u);
+  EXPECT_NE(plain.metrics[0].reason.find("within-process samples only"), std::string::npos) << plain.metrics[0].reason;
+  History h;
+  h.series[ResultKey(base.results[0])] = {{100, 108, 101, 95, 103, 99}};  // runs 4-8% apart
+  const auto floored = Compare(base, candidate, policy, false, h);
   const auto& m = floored.metrics[0];
-  EXPECT_EQ(m.baseline_runs, 3u);
-  EXPECT_NEAR(m.noise_floor, 8.0 / m.baseline_median, 1e-9);
+  EXPECT_EQ(m.history_runs, 6u);
+  EXPECT_GT(m.noise_floor, 0.06);
   EXPECT_NEAR(m.threshold, m.noise_floor, 1e-12);
   EXPECT_NE(m.verdict, Verdict::kRegression) << m.reason;
-  EXPECT_NE(m.reason.find("run-to-run noise of 3 baseline runs"), std::string::npos) << m.reason;
-  // A drop well beyond the floor is still a regression.
-  RunData worse;
-  worse.results = {Tput(Around(80))};
-  EXPECT_EQ(Compare(pooled, worse, policy, false).metrics[0].verdict, Verdict::kRegression);
+  EXPECT_NE(m.reason.find("noise floor from 6 earlier runs"), std::string::npos) << m.reason;
+  RunData worse;  // a drop well beyond the floor is still a regression
+  worse.results = {Tput(Around(70))};
+  EXPECT_EQ(Compare(base, worse, policy, false, h).metrics[0].verdict, Verdict::kRegression);
+}
+
+TEST(TwoLevel, ProcessesNotRepetitionsAreTheSamples) {
+  // Tight repetitions inside each process, processes 4% apart: the
+  // within-process test calls a 3% shift significant; the process level
+  // does not (its limit is 5%, its interval crosses it or lies within).
+  RunData base, cand;
+  base.results = {Processes(100, {0, 0.04, -0.03, 0.02, -0.04})};
+  cand.results = {Processes(97, {0.03, -0.04, 0.0})};
+  const auto c = Compare(base, cand, Policy::Default(), false);
+  ASSERT_EQ(c.metrics.size(), 1u);
+  const auto& m = c.metrics[0];
+  EXPECT_EQ(m.level, Level::kProcess);
+  EXPECT_EQ(m.processes_baseline, 5u);
+  EXPECT_EQ(m.processes_candidate, 3u);
+  EXPECT_NE(m.verdict, Verdict::kRegression) << m.reason;
+  EXPECT_NE(m.reason.find("5 vs 3 processes"), std::string::npos) << m.reason;
+  // Same inputs, same verdict.
+  const auto again = Compare(base, cand, Policy::Default(), false);
+  EXPECT_EQ(again.metrics[0].ci_low, m.ci_low);
+  EXPECT_EQ(again.metrics[0].reason, m.reason);
+  // A 30% drop is a regression at the process level too.
+  cand.results = {Processes(70, {0.01, -0.01, 0.02})};
+  EXPECT_EQ(Compare(base, cand, Policy::Default(), false).metrics[0].verdict, Verdict::kRegression);
+}
+
+TEST(TwoLevel, PooledRunsAreFurtherProcesses) {
+  RunData base;
+  base.results = {Tput(Around(100)), Tput(Around(102))};  // two runs of one process each
+  RunData cand;
+  cand.results = {Processes(100, {0.0, 0.01})};
+  const auto c = Compare(base, cand, Policy::Default(), false);
+  EXPECT_EQ(c.metrics[0].processes_baseline, 2u);
+  EXPECT_EQ(c.metrics[0].level, Level::kProcess);
+}
+
+TEST(Paired, SignedRankOnPairLogRatios) {
+  PairedData d;
+  const std::vector<double> drift = {1.0, 1.08, 0.95, 1.12, 0.9, 1.05, 0.97, 1.1};  // 10% drift between pairs
+  for (double f : drift) {
+    d.a_pairs.push_back({Tput(Around(100 * f))});
+    d.b_pairs.push_back({Tput(Around(100 * f * 1.001))});
+    d.a.results.push_back(d.a_pairs.back()[0]);
+    d.b.results.push_back(d.b_pairs.back()[0]);
+  }
+  auto c = ComparePaired(d, Policy::Default());
+  ASSERT_EQ(c.metrics.size(), 1u);
+  EXPECT_EQ(c.metrics[0].pairs, 8u);
+  EXPECT_EQ(c.metrics[0].verdict, Verdict::kUnchanged) << c.metrics[0].reason;  // drift cancels
+  for (auto* side : {&d.b_pairs}) {
+    for (size_t i = 0; i < side->size(); ++i) (*side)[i] = {Tput(Around(100 * drift[i] * 0.8))};
+  }
+  c = ComparePaired(d, Policy::Default());
+  EXPECT_EQ(c.metrics[0].verdict, Verdict::kRegression) << c.metrics[0].reason;
+  EXPECT_NEAR(c.metrics[0].ratio, 0.8, 1e-3);
+  EXPECT_NEAR(c.metrics[0].p_value, 2.0 / 256, 1e-12);  // all 8 pairs one way: exact p
 }
 
 }  // namespace

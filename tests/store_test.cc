@@ -206,34 +206,95 @@ TEST_F(StoreTest, AVersionOneDatabaseIsMigratedKeepingItsRuns) {
     sqlite3_close(db);
   }
   auto store = Store::Open(Path("v1.db"), Store::Mode::kExisting);
-  EXPECT_EQ(store->SchemaVersion(), 2);
+  EXPECT_EQ(store->SchemaVersion(), 3);
   ASSERT_EQ(store->ListRuns().size(), 1u);
   EXPECT_EQ(store->ListRuns().front().label, "old");
   EXPECT_TRUE(store->ListBaselines().empty());
-  EXPECT_EQ(store->SetBaseline("nightly", store->ListRuns().front().id), 0);
+  EXPECT_TRUE(store->SetBaseline("nightly", {store->ListRuns().front().id}).empty());
+}
+
+TEST_F(StoreTest, MigratesAVersion2BaselineToARunList) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(Path("v2.db").c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+    for (int v = 0; v < 2; ++v)
+      ASSERT_EQ(sqlite3_exec(db, schema::Migrations().at(v), nullptr, nullptr, nullptr), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db,
+                           "INSERT INTO runs (id, label, started_at, status, profile_key, fingerprint, settings)"
+                           " VALUES (7, 'old', '2026-11-01T00:00:00Z', 'complete', 'k', '{}', '{}');"
+                           "INSERT INTO results (id, run_id, suite, workload, params, variant, metric, unit,"
+                           " higher_is_better, status, n) VALUES (1, 7, 's', 'w', '{}', '', 'm', 's', 0, 'ok', 2);"
+                           "INSERT INTO samples VALUES (1, 0, 1.5), (1, 1, 2.5);"
+                           "INSERT INTO baselines VALUES ('main', 7, '2026-11-02T00:00:00Z');"
+                           "PRAGMA application_id = 1346781745; PRAGMA user_version = 2; COMMIT;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto store = Store::Open(Path("v2.db"), Store::Mode::kExisting);
+  EXPECT_EQ(store->SchemaVersion(), 3);
+  const auto b = store->GetBaseline("main");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->run_ids, (std::vector<int64_t>{7}));
+  EXPECT_EQ(b->created_at, "2026-11-02T00:00:00Z");
+  const auto results = store->GetResults(7);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].samples, (std::vector<double>{1.5, 2.5}));
+  EXPECT_TRUE(results[0].process.empty());  // old samples: all process 0
+  EXPECT_TRUE(store->DeleteBaseline("main"));  // and the cascade leaves nothing behind
+  EXPECT_TRUE(store->SetBaseline("main", {7}) .empty());
+}
+
+TEST_F(StoreTest, SamplesKeepTheirProcessAndResultsTheirComponents) {
+  auto store = Store::Open(Path("p.db"), Store::Mode::kCreate);
+  ResultRecord r = SomeResult("step_time", {1, 2, 3, 4, 5, 6});
+  r.process = {0, 0, 0, 1, 1, 1};
+  const int64_t id = store->InsertRun(SomeRun("p"), {r});
+  const auto back = store->GetResults(id);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].process, r.process);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(Path("p.db").c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "SELECT processes, var_within, var_between FROM results", -1, &st, nullptr);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  EXPECT_DOUBLE_EQ(sqlite3_column_double(st, 1), 1.0);          // {1,2,3} and {4,5,6}
+  EXPECT_NEAR(sqlite3_column_double(st, 2), 4.5 - 1.0 / 3, 1e-12);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 TEST_F(StoreTest, BaselinesPointAtRunsAndCanBeMoved) {
   auto store = Store::Open(Path("a.db"), Store::Mode::kCreate);
   const int64_t a = store->InsertRun(SomeRun("v1"), {SomeResult("throughput", {1, 2, 3})});
   const int64_t b = store->InsertRun(SomeRun("v2"), {SomeResult("throughput", {4, 5, 6})});
-  EXPECT_EQ(store->SetBaseline("main", a), 0);
-  EXPECT_EQ(store->SetBaseline("main", b), a);  // moved: returns the old run
-  EXPECT_EQ(store->SetBaseline("release", a), 0);
+  using Ids = std::vector<int64_t>;
+  EXPECT_TRUE(store->SetBaseline("main", {a}).empty());
+  EXPECT_EQ(store->SetBaseline("main", {b}), Ids{a});  // moved: returns the old runs
+  EXPECT_TRUE(store->SetBaseline("release", {a, b}).empty());
   const auto list = store->ListBaselines();
   ASSERT_EQ(list.size(), 2u);
   EXPECT_EQ(list[0].name, "main");
-  EXPECT_EQ(list[0].run_id, b);
-  EXPECT_EQ(store->GetBaseline("release")->run_id, a);
+  EXPECT_EQ(list[0].run_ids, Ids{b});
+  EXPECT_EQ(store->GetBaseline("release")->run_ids, (Ids{a, b}));
   EXPECT_FALSE(store->GetBaseline("nope").has_value());
-  EXPECT_THROW(store->SetBaseline("bad", 999), StoreInputError);
+  EXPECT_THROW(store->SetBaseline("bad", {999}), StoreInputError);
+  EXPECT_THROW(store->SetBaseline("bad", {a, 999}), StoreInputError);  // all or nothing
   EXPECT_FALSE(store->GetBaseline("bad").has_value());
+  EXPECT_TRUE(store->AddBaselineRun("main", a));
+  EXPECT_FALSE(store->AddBaselineRun("main", a));  // already there
+  EXPECT_EQ(store->GetBaseline("main")->run_ids, (Ids{a, b}));
+  EXPECT_THROW(store->AddBaselineRun("nope", a), StoreInputError);
   EXPECT_TRUE(store->DeleteBaseline("release"));
   EXPECT_FALSE(store->DeleteBaseline("release"));
-  EXPECT_EQ(store->GetRun(a).label, "v1");  // the run stays
-  const int64_t c = store->InsertBaselineRun("imported", "2026-12-01T00:00:00Z", SomeRun("x"),
-                                             {SomeResult("throughput", {7, 8})});
-  EXPECT_EQ(store->GetBaseline("imported")->run_id, c);
+  EXPECT_EQ(store->GetRun(a).label, "v1");  // the runs stay
+  const auto ids = store->InsertBaselineRuns("imported", "2026-12-01T00:00:00Z",
+                                             {{SomeRun("x"), {SomeResult("throughput", {7, 8})}},
+                                              {SomeRun("y"), {SomeResult("throughput", {9})}}});
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(store->GetBaseline("imported")->run_ids, ids);
   EXPECT_EQ(store->GetBaseline("imported")->created_at, "2026-12-01T00:00:00Z");
 }
 

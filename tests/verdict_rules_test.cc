@@ -78,7 +78,7 @@ TEST(VerdictRules, ThresholdBranches) {
   // difference when absolute). Limit 5% unless raised by a noise floor.
   const std::vector<JudgeCase> cases = {
       {"significant drop of a higher-is-better metric", true, false, 100, 90, 0.88, 0.92, 0.001, 0.05, 0,
-       Verdict::kRegression, "throughput -10.0% [-12.0%, -8.0%], q=0.001, limit ±5%"},
+       Verdict::kRegression, "throughput -10.0% [-12.0%, -8.0%], q=0.001; within-process samples only"},
       {"significant rise of a lower-is-better metric", false, false, 100, 110, 1.08, 1.12, 0.001, 0.05, 0,
        Verdict::kRegression, "limit ±5%"},
       {"significant rise of a higher-is-better metric", true, false, 100, 110, 1.08, 1.12, 0.001, 0.05, 0,
@@ -92,9 +92,11 @@ TEST(VerdictRules, ThresholdBranches) {
       {"beyond the limit, not significant", true, false, 100, 90, 0.80, 1.01, 0.2, 0.05, 0, Verdict::kInconclusive,
        "but not significant (q >= 0.05)"},
       {"interval crossing the limit", true, false, 100, 97, 0.93, 1.01, 0.2, 0.05, 0, Verdict::kInconclusive,
-       "interval crosses the ±5% limit"},
-      {"a noise floor raises the limit", true, false, 100, 92, 0.90, 0.94, 0.001, 0.10, 0.10,
-       Verdict::kInconclusive, "run-to-run noise of 3 baseline runs"},
+       "interval crosses the ±5% (policy) limit"},
+      {"a noise floor raises the limit", true, false, 100, 92, 0.88, 0.96, 0.001, 0.10, 0.10,
+       Verdict::kInconclusive, "noise floor from 6 earlier runs, above the policy's 5%"},
+      {"equivalence at a raised limit says so", true, false, 100, 97, 0.93, 1.01, 0.5, 0.10, 0.10,
+       Verdict::kUnchanged, "interval within ±10% (noise floor from 6 earlier runs"},
       {"absolute threshold, regression", false, true, 0.01, 0.05, 0.035, 0.045, 0.001, 0.02, 0, Verdict::kRegression,
        "+0.04 [+0.035, +0.045]"},
       {"absolute threshold, unchanged", false, true, 0.01, 0.011, -0.005, 0.006, 0.6, 0.02, 0, Verdict::kUnchanged,
@@ -115,7 +117,7 @@ TEST(VerdictRules, ThresholdBranches) {
     m.policy_threshold = 0.05 * (c.absolute ? 0.4 : 1);  // 0.02 absolute
     m.threshold = std::max(c.threshold, m.policy_threshold);
     m.noise_floor = c.noise_floor;
-    m.baseline_runs = c.noise_floor > 0 ? 3 : 1;
+    m.history_runs = c.noise_floor > 0 ? 6 : 0;
     Judge(m, 0.05);
     EXPECT_EQ(m.verdict, c.verdict) << c.name << ": " << ToString(m.verdict) << " " << m.reason;
     EXPECT_NE(m.reason.find(c.reason_part), std::string::npos) << c.name << ": " << m.reason;

@@ -29,9 +29,14 @@ int CompareCmd(const std::vector<std::string>& args) {
   if (!Parse(args, desc, {"baseline", "candidate"}, vm,
              "usage: perfbench compare A B [--db PATH] [--format table|markdown|json|junit] [--output FILE]\n"
              "                         [--policy FILE] [--only-changed] [--across-hardware] [--strict]\n\n"
-             "Compares candidate B with baseline A, metric by metric: Mann-Whitney U p-values,\n"
-             "Benjamini-Hochberg q-values, Hodges-Lehmann intervals for the ratio of medians, and a\n"
-             "verdict per metric (regression, improvement, unchanged, inconclusive, missing, new).\n"
+             "Compares candidate B with baseline A, metric by metric, and gives a verdict per metric\n"
+             "(regression, improvement, unchanged, inconclusive, missing, new). Processes are the\n"
+             "independent samples: when both sides hold 2 or more processes (run --processes, a\n"
+             "baseline of several runs, a label's runs pooled) the test is Welch's t on the log of\n"
+             "the process medians; with one process a side, Mann-Whitney U with a Hodges-Lehmann\n"
+             "interval on the repetitions, and the reason says it rests on them only. q-values are\n"
+             "Benjamini-Hochberg across metrics. A metric's limit is the policy's, raised to its\n"
+             "noise floor (Q3 + 3 IQR of run-to-run changes) when 5 or more earlier runs exist.\n"
              "A and B are, looked up in this order: a JSON file (a path ending in .json or holding a\n"
              "'/': baseline export, show JSON or Google Benchmark JSON), a baseline name, a label (a\n"
              "label naming several runs pools their samples), a run id, or `latest`. Exit 0 no regression, 1 regression, 2 bad input or runs on different\n"
@@ -49,7 +54,7 @@ int CompareCmd(const std::vector<std::string>& args) {
   const RunData b = LoadRunData(store.get(), vm["candidate"].as<std::string>(), "candidate");
   Comparison c;
   try {
-    c = Compare(a, b, policy, vm["across-hardware"].as<bool>());
+    c = Compare(a, b, policy, vm["across-hardware"].as<bool>(), store ? LoadHistory(*store, a, b) : History{});
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

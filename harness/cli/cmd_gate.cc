@@ -1,8 +1,12 @@
 // perfbench gate --baseline NAME|FILE: the nightly CI gate. Reruns what the
-// baseline holds with its settings, compares, and when metrics are
-// inconclusive adds repetitions to those workloads only, up to
-// --max-repetitions, testing each look at alpha / K (K planned looks).
+// baseline holds with its settings in fresh processes, compares at the
+// process level, and when metrics are inconclusive adds processes to those
+// workloads only, up to --max-processes, testing each look at alpha / K
+// (K planned looks).
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <set>
@@ -12,23 +16,31 @@
 #include "compare/compare.h"
 #include "report/run_report.h"
 #include "run_support.h"
+#include "processes.h"
 #include "sources.h"
+#include "two_level.h"
+#include "perfbench/statistics.h"
 
 namespace perfbench::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: perfbench gate --baseline NAME|FILE [--max-repetitions N] [--policy FILE]\n"
+    "usage: perfbench gate --baseline NAME|FILE [--processes K] [--max-processes N] [--policy FILE]\n"
     "                      [--format table|markdown|json|junit|none] [--output FILE]\n"
     "                      [--junit FILE] [--markdown FILE] [--json FILE] [--label L]\n"
     "                      [--repetitions N] [--warmup N] [--threads N] [--device D] [--seed N]\n"
     "                      [--timeout SECONDS] [--data-dir DIR] [--allow-inconclusive] [--db PATH]\n\n"
     "Runs the workload variants the baseline holds, with every setting the baseline recorded\n"
-    "(flags override them), stores the candidate run, and compares it with the baseline. Metrics\n"
-    "still inconclusive get more repetitions, for their workloads only, round after round\n"
-    "until decided or --max-repetitions. With K = planned looks (1 + extra rounds), every\n"
-    "look tests at alpha/K and builds (1 - (1 - confidence)/K) intervals: a Bonferroni\n"
-    "split, so the chance of a false verdict over all looks stays within the policy's.\n"
+    "(flags override them), in fresh processes one after another, stores the candidate run and\n"
+    "compares it with the baseline: at the process level (Welch on process medians) when both\n"
+    "sides have 2 or more processes, so a baseline of several runs (`baseline set NAME R1 R2\n"
+    "...`) lets the gate see how much processes differ. The first round's processes come from\n"
+    "the baseline's between-process spread and the limit; metrics still inconclusive get more\n"
+    "processes, for their workloads only, round after round until decided or --max-processes.\n"
+    "Limits are the policy's, raised to each metric's noise floor learned from the baseline's\n"
+    "runs and earlier gate runs (same label). With K = planned looks, every look tests at\n"
+    "alpha/K and builds (1 - (1 - confidence)/K) intervals: a Bonferroni split, so the chance\n"
+    "of a false verdict over all looks stays within the policy's.\n"
     "Exit 0 pass, 1 regression, 2 bad input / missing baseline / different hardware,\n"
     "3 metrics still inconclusive or missing, 4 a workload failed to run.";
 
@@ -37,8 +49,10 @@ po::options_description GateOptions() {
   desc.add_options()("baseline", po::value<std::string>()->value_name("NAME|FILE"),
                      "baseline name in the database, or a baseline export / show JSON file")
       ("label", po::value<std::string>()->value_name("L"), "label stored with the candidate run (default: gate)")
-      ("max-repetitions", po::value<int>()->value_name("N"),
-       "most repetitions per variant over all rounds (default: twice the first round's)")
+      ("processes", po::value<int>()->value_name("K"),
+       "processes in the first round (default: from the baseline's between-process spread, 2..4)")
+      ("max-processes", po::value<int>()->value_name("N"),
+       "most processes per variant over all rounds (default: twice the first round's, at most 8)")
       ("policy", po::value<std::string>()->value_name("FILE"),
        "thresholds (default: $PERFBENCH_POLICY, else built-in defaults; see baselines/policy.json)")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"),
@@ -94,16 +108,70 @@ std::vector<VariantRef> BaselineVariants(const RunData& baseline, RunSettings* s
 
 // Planned looks and the per-look levels (a Bonferroni split).
 struct Looks {
-  int first = 0, max_reps = 0, extra_rounds = 0;
+  int first = 0, max_processes = 0, extra_rounds = 0;
   Policy policy;
+  std::string sizing;  // why the first round has `first` processes
 };
-Looks PlanLooks(const po::variables_map& vm, const RunSettings& s, const Policy& policy) {
+
+// The baseline's between-process spread: the median over its metrics of the
+// standard deviation of the log process medians (runs pooled); and the
+// fewest processes a metric has.
+struct Spread {
+  double log_sd = 0;
+  size_t processes = 0;
+};
+Spread BaselineSpread(const RunData& b) {
+  std::map<std::string, ResultRecord> pooled;
+  for (const auto& r : b.results) {
+    if (r.status != ResultStatus::kOk || r.samples.empty()) continue;
+    auto [it, fresh] = pooled.emplace(ResultKey(r), r);
+    if (!fresh) it->second.AppendProcesses(r);
+  }
+  Spread s;
+  std::vector<double> sds;
+  for (const auto& [key, r] : pooled) {
+    const auto medians = stats::ProcessMedians(stats::Groups(r.samples, r.process));
+    s.processes = s.processes == 0 ? medians.size() : std::min(s.processes, medians.size());
+    std::vector<double> logs;
+    for (double m : medians)
+      if (m > 0) logs.push_back(std::log(m));
+    if (logs.size() >= 2) sds.push_back(stats::StdDev(logs));
+  }
+  if (!sds.empty()) s.log_sd = stats::Median(sds);
+  return s;
+}
+
+// Processes for an interval of half-width limit/2 at the baseline's spread:
+// 2.5 sd sqrt(1/n_baseline + 1/n) <= limit / 2, within [kMinFirst, kMaxFirst].
+constexpr int kMinFirst = 2, kMaxFirst = 4, kMaxProcesses = 8;
+int FirstRound(const Spread& s, double limit, std::string* why) {
+  if (s.processes < 2 || !(s.log_sd > 0)) {
+    *why = "the baseline has one process per metric: no between-process spread to size by";
+    return 3;
+  }
+  const double room = std::pow(limit / (2 * 2.5 * s.log_sd), 2) - 1.0 / static_cast<double>(s.processes);
+  const int n = room > 0 ? static_cast<int>(std::ceil(1 / room)) : kMaxFirst;
+  *why = fmt::format("baseline: {} processes, between-process spread {:.1f}%, limit {:.3g}%", s.processes,
+                     100 * s.log_sd, 100 * limit);
+  return std::clamp(n, kMinFirst, kMaxFirst);
+}
+
+Looks PlanLooks(const po::variables_map& vm, const RunData& baseline, const Policy& policy) {
   Looks l;
-  l.first = s.repetitions;
-  l.max_reps = vm.count("max-repetitions") ? vm["max-repetitions"].as<int>() : 2 * l.first;
-  if (l.max_reps < l.first)
-    throw UsageError("--max-repetitions must be at least the first round's " + std::to_string(l.first));
-  l.extra_rounds = (l.max_reps - 1) / l.first;
+  std::vector<double> limits;
+  for (const auto& r : baseline.results)
+    if (auto t = policy.For(r); !t.absolute && !t.informational) limits.push_back(t.value);
+  const double limit = limits.empty() ? 0.05 : stats::Median(limits);
+  l.first = FirstRound(BaselineSpread(baseline), limit, &l.sizing);
+  if (vm.count("processes")) {
+    l.first = vm["processes"].as<int>();
+    l.sizing = "--processes";
+  }
+  if (l.first < 1) throw UsageError("--processes must be at least 1");
+  l.max_processes = vm.count("max-processes") ? vm["max-processes"].as<int>() : std::max(l.first, std::min(2 * l.first, kMaxProcesses));
+  if (l.max_processes < l.first)
+    throw UsageError("--max-processes must be at least the first round's " + std::to_string(l.first));
+  l.extra_rounds = (l.max_processes - l.first + l.first - 1) / l.first;
   const int looks = 1 + l.extra_rounds;
   l.policy = policy;
   l.policy.alpha = policy.alpha / looks;
@@ -111,77 +179,73 @@ Looks PlanLooks(const po::variables_map& vm, const RunSettings& s, const Policy&
   return l;
 }
 
-// Groups of workloads with an inconclusive metric.
-std::vector<VariantGroup> Undecided(const Comparison& c, const std::vector<VariantGroup>& groups) {
+// Variant keys of the workloads with an inconclusive metric.
+std::vector<std::string> Undecided(const Comparison& c, const std::vector<VariantRef>& variants) {
   std::set<std::string> undecided;
   for (const auto& m : c.metrics)
     if (m.verdict == Verdict::kInconclusive) undecided.insert(m.suite + "/" + m.workload);
-  std::vector<VariantGroup> again;
-  for (const auto& g : groups)
-    if (undecided.count(g.workload->info.FullName())) again.push_back(g);
-  return again;
+  std::vector<std::string> keys;
+  for (const auto& v : variants)
+    if (undecided.count(v.workload->info.FullName())) keys.push_back(VariantKeyOf(v));
+  return keys;
 }
 
 struct Candidate {
   RunData data;
-  Execution done;
+  size_t failed = 0;
 };
 
-// Further rounds while metrics stay inconclusive; each adds repetitions to
-// the undecided workloads through the same run path as the first.
-Comparison RunRounds(Store& store, const RunSettings& s, DeviceBackend& backend, const RunData& baseline,
-                     const std::vector<VariantGroup>& groups, const Looks& looks, Candidate* cand) {
-  Comparison c = Compare(baseline, cand->data, looks.policy, false);
-  std::map<std::string, int> reps;  // per variant key
-  for (const auto& g : groups)
-    for (const auto& p : g.variants) reps[VariantKey(g.workload->info.suite, g.workload->info.name, p)] = looks.first;
+// Runs `count` more processes of `keys` (empty: every variant) into the candidate run.
+void AddProcesses(Store& store, const RunSettings& s, const std::vector<std::string>& keys, int first, int count,
+                  int total, Candidate* cand) {
+  const ProcessJob job{store.path(), cand->data.run.id, s, keys};
+  for (const auto& p : RunProcesses(job, first, count, total))
+    cand->failed += p.failed_variants + (p.failure.empty() ? 0 : 1);
+  cand->data.results = store.GetResults(cand->data.run.id);
+}
+
+// The first round, then further rounds while metrics stay inconclusive;
+// each adds processes to the undecided workloads only.
+Comparison RunRounds(Store& store, const RunSettings& s, const RunData& baseline, const History& history,
+                     const std::vector<VariantRef>& variants, const Looks& looks, Candidate* cand) {
+  AddProcesses(store, s, {}, 0, looks.first, looks.max_processes, cand);
+  Comparison c = Compare(baseline, cand->data, looks.policy, false, history);
+  int next = looks.first;
   for (int round = 1; round <= looks.extra_rounds; ++round) {
-    const auto again = Undecided(c, groups);
-    int have = 0;
-    for (const auto& g : again)
-      for (const auto& p : g.variants) have = std::max(have, reps[VariantKey(g.workload->info.suite, g.workload->info.name, p)]);
-    const int more = std::min(looks.first, looks.max_reps - have);
+    const auto again = Undecided(c, variants);
+    const int more = std::min(looks.first, looks.max_processes - next);
     if (again.empty() || more <= 0) break;
-    std::cerr << "gate: round " << round + 1 << ": " << again.size() << " workload group(s) inconclusive, +" << more
-              << " repetitions\n";
-    RunSettings round_settings = s;
-    round_settings.repetitions = more;
-    ExecuteGroups(&store, cand->data.run.id, round_settings, backend, again, &cand->done);
-    for (const auto& g : again)
-      for (const auto& p : g.variants) reps[VariantKey(g.workload->info.suite, g.workload->info.name, p)] += more;
-    cand->data.results = cand->done.results;
-    c = Compare(baseline, cand->data, looks.policy, false);
+    std::cerr << "gate: round " << round + 1 << ": " << again.size() << " variant(s) inconclusive, +" << more
+              << " processes\n";
+    AddProcesses(store, s, again, next, more, looks.max_processes, cand);
+    next += more;
+    c = Compare(baseline, cand->data, looks.policy, false, history);
   }
   return c;
-}
-
-void WriteReports(const po::variables_map& vm, const std::string& format, const Comparison& c, const RunData& a,
-                  const RunData& b) {
-  auto render = [&](const std::string& f, bool color) { return RenderComparison(f, c, a, b, color, false); };
-  if (vm.count("junit")) WriteAtomically(vm["junit"].as<std::string>(), render("junit", false), "--junit");
-  if (vm.count("markdown")) WriteAtomically(vm["markdown"].as<std::string>(), render("markdown", false), "--markdown");
-  if (vm.count("json")) WriteAtomically(vm["json"].as<std::string>(), render("json", false), "--json");
-  if (format == "none") return;
-  if (vm.count("output"))
-    WriteAtomically(vm["output"].as<std::string>(), render(format, false), "--output");
-  else
-    std::cout << render(format, StdoutIsTerminal());
-}
-
-int GateExit(const Comparison& c, size_t failed, bool allow_inconclusive) {
-  if (c.verdict == Overall::kRegression) return kExitRegression;
-  if (failed) return kExitRuntime;
-  if (c.verdict == Overall::kInconclusive && !allow_inconclusive) return kExitInconclusive;
-  return kExitOk;
 }
 
 // Refuses different hardware before spending time on a run.
 void CheckComparable(const RunData& baseline, const RunData& candidate, const Policy& policy) {
   try {
-    Compare(RunData{baseline.source, baseline.run, {}, {}}, candidate, policy, false);
+    RunData fingerprint_only;
+    fingerprint_only.source = baseline.source;
+    fingerprint_only.run = baseline.run;
+    Compare(fingerprint_only, candidate, policy, false);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+}
+
+// The candidate run record, stored as running; refuses different hardware first.
+Candidate BeginCandidate(const po::variables_map& vm, Store& store, const RunSettings& settings,
+                         const RunData& baseline, const Policy& policy, const std::vector<std::string>& args) {
+  Candidate cand;
+  cand.data.run = NewRunRecord(vm.count("label") ? vm["label"].as<std::string>() : "gate", settings,
+                               CommandLine("gate", args), GetDeviceBackend());
+  CheckComparable(baseline, cand.data, policy);
+  cand.data.run.id = store.BeginRun(cand.data.run);
+  cand.data.run_ids = {cand.data.run.id};
+  return cand;
 }
 
 }  // namespace
@@ -198,32 +262,26 @@ int GateCmd(const std::vector<std::string>& args) {
   // A baseline name needs the database to exist; a file does not.
   auto store = OpenStore(vm, LooksLikeFile(ref) ? Store::Mode::kCreate : Store::Mode::kExisting);
   const RunData baseline = LoadRunData(store.get(), ref, "baseline");
-  DeviceBackend& backend = GetDeviceBackend();
-  RunSettings settings = ResolveSettings(vm, RecordedSettings(baseline), backend);
+  RunSettings settings = ResolveSettings(vm, RecordedSettings(baseline), GetDeviceBackend());
   const auto variants = BaselineVariants(baseline, &settings);
   settings.data_dir = ResolveDataDir(vm, variants, settings.data_dir);
-  const Looks looks = PlanLooks(vm, settings, policy);
-  backend.SetThreads(settings.threads);
-  Candidate cand;
-  cand.data.run = NewRunRecord(vm.count("label") ? vm["label"].as<std::string>() : "gate", settings,
-                               CommandLine("gate", args), backend);
-  CheckComparable(baseline, cand.data, policy);
-  cand.data.run.id = store->BeginRun(cand.data.run);
-  cand.data.run_ids = {cand.data.run.id};
+  const Looks looks = PlanLooks(vm, baseline, policy);
+  settings.processes = looks.first;
+  Candidate cand = BeginCandidate(vm, *store, settings, baseline, policy, args);
+  const History history = LoadHistory(*store, baseline, cand.data);
   if (format == "table" && !vm.count("output"))
     std::cout << ContextLine(cand.data.run.fingerprint, settings) << "\n"
               << "gate: " << variants.size() << " variants from " << (baseline.source.empty() ? ref : baseline.source)
-              << "; up to " << 1 + looks.extra_rounds << " look(s), alpha " << looks.policy.alpha << " each\n"
+              << "; " << looks.first << " processes x " << settings.repetitions << " repetitions first ("
+              << looks.sizing << "), up to " << looks.max_processes << " processes in " << 1 + looks.extra_rounds
+              << " look(s), alpha " << looks.policy.alpha << " each\n"
               << std::flush;
-  const auto groups = GroupVariants(variants);
-  ExecuteGroups(store.get(), cand.data.run.id, settings, backend, groups, &cand.done);
-  cand.data.results = cand.done.results;
-  const Comparison c = RunRounds(*store, settings, backend, baseline, groups, looks, &cand);
+  const Comparison c = RunRounds(*store, settings, baseline, history, variants, looks, &cand);
   store->FinishRun(cand.data.run.id, RunStatus::kComplete);
   cand.data.run = store->GetRun(cand.data.run.id);
-  WriteReports(vm, format, c, baseline, cand.data);
+  WriteComparisonReports(vm, format, c, baseline, cand.data);
   std::cerr << "gate: " << ToString(c.verdict) << " (candidate run " << cand.data.run.id << ")\n";
-  return GateExit(c, cand.done.failed, vm["allow-inconclusive"].as<bool>());
+  return ComparisonExit(c, cand.failed, vm["allow-inconclusive"].as<bool>());
 }
 
 }  // namespace perfbench::cli

@@ -1,7 +1,9 @@
 // perfbench run: select variants, run them, store and print the results.
+#include <algorithm>
 #include <iostream>
 
 #include "cli.h"
+#include "processes.h"
 #include "common.h"
 #include "report/run_report.h"
 #include "run_support.h"
@@ -11,6 +13,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: perfbench run [--suite S[,S]] [--filter REGEX] [--quick] [--label L] [--db PATH]\n"
+    "                     [--processes K]\n"
     "                     [--repetitions N] [--warmup N] [--device auto|cpu|cuda] [--threads N]\n"
     "                     [--seed N] [--timeout SECONDS] [--format table|json|none]\n"
     "                     [--param KEY=V[,V]] [--world-sizes N[,N]] [--comm-timeout SECONDS]\n"
@@ -22,6 +25,12 @@ constexpr const char* kUsage =
     "(--timeout): one too slow for it runs fewer repetitions or is skipped, naming its step\n"
     "time, and its siblings are still measured and stored. Exit 0 when all ran, 4 when a\n"
     "workload failed (the others are still recorded), 2 on bad input.\n\n"
+    "--processes K runs the selection in K fresh processes, one after another, each with its\n"
+    "own warm-up and ceil(repetitions / K) repetitions (at least 2), and stores every sample\n"
+    "with its process index: processes, not repetitions, are the independent samples (each\n"
+    "process has its own memory layout, frequency and neighbours). `show` and the table give\n"
+    "the within- and between-process spread; run prints the Kalibera-Jones allocation of\n"
+    "processes and repetitions that would give the most precision for the same time.\n\n"
     "ddp: perfbench starts each variant's ranks itself on this machine, unless started by a\n"
     "launcher (torchrun: RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT; SLURM: SLURM_PROCID,\n"
     "SLURM_NTASKS, ...) or with --nnodes/--node-rank/--nproc-per-node/--master-addr/\n"
@@ -35,7 +44,8 @@ po::options_description RunOptions() {
       ("filter", po::value<std::string>()->value_name("REGEX"),
        "run only variants whose full name (suite/workload/k:v/...) matches")
       ("quick", po::bool_switch(), "small sizes and fewer repetitions (CI, smoke tests)")
-      ("label", po::value<std::string>()->value_name("L"), "label stored with the run (e.g. a version)");
+      ("label", po::value<std::string>()->value_name("L"), "label stored with the run (e.g. a version)")
+      ("processes", po::value<int>()->value_name("K"), "fresh processes to take the samples in (default 1)");
   AddMeasureOptions(desc, false);
   AddDistributedOptions(desc);
   AddDataDirOption(desc);
@@ -51,6 +61,13 @@ RunSettings SettingsFromFlags(const po::variables_map& vm, DeviceBackend& backen
   if (vm.count("suite")) s.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
   if (vm.count("filter")) s.filter = vm["filter"].as<std::string>();
   ResolveDistributed(vm, &s);
+  if (vm.count("processes")) {
+    s.processes = vm["processes"].as<int>();
+    if (s.processes < 1 || s.processes > 1000) throw UsageError("--processes must be in [1, 1000]");
+    if (s.processes > 1 && s.launch.Fixed())
+      throw UsageError("--processes applies when perfbench starts the processes itself, not under a launcher");
+    if (s.processes > 1) s.repetitions = std::max(2, (s.repetitions + s.processes - 1) / s.processes);
+  }
   try {
     *variants = SelectVariants(s);
   } catch (const std::invalid_argument& e) {
@@ -71,6 +88,20 @@ void PrintRun(const std::string& format, Store& store, int64_t run_id, const Run
   } else if (format == "json") {
     std::cout << RunToJson(store.GetRun(run_id), store.GetResults(run_id)).dump(2) << "\n";
   }
+}
+
+// --processes K: K children store into the run; the parent reads it back.
+void RunInProcesses(Store& store, int64_t run_id, const RunSettings& settings, Execution* done) {
+  const ProcessJob job{store.path(), run_id, settings, {}};
+  const auto outcomes = RunProcesses(job, 0, settings.processes, settings.processes);
+  for (const auto& p : outcomes) {
+    done->failed += p.failed_variants + (p.failure.empty() ? 0 : 1);
+    done->timed_s += p.timed_s;
+  }
+  done->results = store.GetResults(run_id);
+  if (auto a = KaliberaJones(done->results, outcomes, settings.repetitions))
+    std::cerr << "next time: " << a->processes << " processes x " << a->repetitions
+              << " repetitions give the most precision for the same time (Kalibera-Jones, median over metrics)\n";
 }
 
 }  // namespace
@@ -97,7 +128,11 @@ int RunCmd(const std::vector<std::string>& args) {
                                      CommandLine("run", args), backend);
   const int64_t run_id = store->BeginRun(run);
   if (format == "table") std::cout << ContextLine(run.fingerprint, settings) << "\n" << std::flush;
-  ExecuteGroups(store.get(), run_id, settings, backend, groups, &done);
+  if (settings.processes > 1) {
+    RunInProcesses(*store, run_id, settings, &done);
+  } else {
+    ExecuteGroups(store.get(), run_id, settings, backend, groups, &done, {0, ProcessSeed(settings.seed, run_id, 0)});
+  }
   store->FinishRun(run_id, RunStatus::kComplete);
   PrintRun(format, *store, run_id, run, done);
   return done.failed ? kExitRuntime : kExitOk;

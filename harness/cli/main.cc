@@ -17,6 +17,7 @@ int CompareCmd(const std::vector<std::string>& args);
 int ImportCmd(const std::vector<std::string>& args);
 int BaselineCmd(const std::vector<std::string>& args);
 int GateCmd(const std::vector<std::string>& args);
+int AbCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -27,6 +28,7 @@ const std::vector<Command>& Commands() {
       {"show", "show one run's results (table or versioned JSON)", ShowCmd},
       {"compare", "compare a candidate run with a baseline: a verdict per metric", CompareCmd},
       {"gate", "CI gate: rerun a baseline's workloads, compare, exit by verdict", GateCmd},
+      {"ab", "paired A/B runs of two builds or configurations, judged pair by pair", AbCmd},
       {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},
       {"import", "load a run from show JSON, a baseline file or Google Benchmark JSON", ImportCmd},
   };

@@ -52,7 +52,7 @@ void AddMeasureOptions(po::options_description& desc, bool for_gate) {
   const std::string warm = fmt::format("{}; {} with --quick", RunSettings::kWarmupSteps, RunSettings::kQuickWarmupSteps);
   desc.add_options()
       ("repetitions", po::value<int>()->value_name("N"),
-       ((for_gate ? "timed repetitions per variant in the first round" : "timed repetitions per variant") + def(reps)).c_str())
+       ((for_gate ? "timed repetitions per variant in each process" : "timed repetitions per variant") + def(reps)).c_str())
       ("warmup", po::value<int>()->value_name("N"), ("discarded warm-up steps per variant" + def(warm)).c_str())
       ("device", po::value<std::string>()->value_name("D"), ("auto | cpu | cuda" + def("auto")).c_str())
       ("threads", po::value<int>()->value_name("N"), ("intra-op threads, 0: the library default" + def("0")).c_str())
@@ -303,7 +303,7 @@ std::vector<ResultRecord> Merge(const std::vector<ResultRecord>& records, Execut
     }
     *replace = true;
     ResultRecord& have = into->results[it->second];
-    have.samples.insert(have.samples.end(), r.samples.begin(), r.samples.end());
+    have.AppendSamples(r);
     if (r.status == ResultStatus::kFailed) {
       have.status = ResultStatus::kFailed;
       have.reason = r.reason;
@@ -316,15 +316,16 @@ std::vector<ResultRecord> Merge(const std::vector<ResultRecord>& records, Execut
 }  // namespace
 
 void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, DeviceBackend& backend,
-                   const std::vector<VariantGroup>& groups, Execution* into) {
+                   const std::vector<VariantGroup>& groups, Execution* into, const ProcessTag& process) {
   Runner runner(settings, backend);
+  runner.set_process_seed(process.seed);
   Progress progress(StderrIsTerminal() && settings.launch.rank == 0);
   runner.set_progress([&](const ProgressEvent& e) { progress.Update(e); });
   runner.RunAll(groups, [&](const std::vector<VariantOutcome>& outcomes) {
     std::vector<ResultRecord> records;
     for (const auto& o : outcomes) {
       if (o.status == ResultStatus::kFailed) ++into->failed;
-      auto r = ToResultRecords(o);
+      auto r = ToResultRecords(o, process.index);
       records.insert(records.end(), r.begin(), r.end());
     }
     bool replace = false;
@@ -336,6 +337,7 @@ void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, De
       store->AppendResults(run_id, rows);
   });
   progress.Done();
+  into->timed_s += runner.timed_s();
 }
 
 }  // namespace perfbench::cli

@@ -46,20 +46,29 @@ void AddDataDirOption(po::options_description& desc);
 std::string ResolveDataDir(const po::variables_map& vm, const std::vector<VariantRef>& variants,
                            const std::string& recorded = "");
 
-// Results of executed groups, and how many variants failed.
+// Results of executed groups, how many variants failed, and the time spent
+// in timed repetitions.
 struct Execution {
   std::vector<ResultRecord> results;
   size_t failed = 0;
+  double timed_s = 0;
+};
+
+// Which process of a run is executing: its index (stored with every sample)
+// and RunContext::process_seed.
+struct ProcessTag {
+  int index = 0;
+  uint64_t seed = 0;
 };
 
 // Runs groups with `settings`, storing each group's results in one
 // transaction as soon as it finishes, with progress on a terminal. A result
-// new to `into` is appended to the run; one `into` already holds (a gate's
-// further round) gets the new samples appended, keeps a failure, and is
+// new to `into` is appended to the run; one `into` already holds (another
+// process of the run) gets the new samples appended, keeps a failure, and is
 // replaced in the store. `store` may be null (ranks other than 0 of a
 // launched run write nothing).
 void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, DeviceBackend& backend,
-                   const std::vector<VariantGroup>& groups, Execution* into);
+                   const std::vector<VariantGroup>& groups, Execution* into, const ProcessTag& process = {});
 
 // "perfbench <cmd> <args...>", as stored with a run.
 std::string CommandLine(const std::string& cmd, const std::vector<std::string>& args);

@@ -5,9 +5,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
+#include <set>
 
+#include "cli.h"
 #include "common.h"
 #include "report/gbench_import.h"
+#include "perfbench/statistics.h"
 #include "report/run_report.h"
 
 namespace perfbench::cli {
@@ -155,6 +159,40 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
   return d;
 }
 
+namespace {
+
+bool SameConditions(const RunRecord& r, const RunRecord& c) {
+  if (r.profile_key != c.profile_key) return false;
+  for (const char* k : {"threads", "quick", "device"})
+    if (r.settings.value(k, nlohmann::json()) != c.settings.value(k, nlohmann::json())) return false;
+  return true;
+}
+
+}  // namespace
+
+History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate) {
+  std::set<int64_t> ids(baseline.run_ids.begin(), baseline.run_ids.end());
+  if (!candidate.run.label.empty())
+    for (int64_t id : store.RunsWithLabel(candidate.run.label)) ids.insert(id);
+  for (int64_t id : candidate.run_ids) ids.erase(id);
+  std::vector<int64_t> usable;
+  for (int64_t id : ids) {  // ascending: time order
+    const RunRecord r = store.GetRun(id);
+    if ((r.status == RunStatus::kComplete || r.status == RunStatus::kImported) && SameConditions(r, candidate.run))
+      usable.push_back(id);
+  }
+  if (usable.size() > kMaxHistoryRuns) usable.erase(usable.begin(), usable.end() - kMaxHistoryRuns);
+  History h;
+  for (int64_t id : usable)
+    for (const auto& r : store.GetResults(id))
+      if (r.status == ResultStatus::kOk && !r.samples.empty()) {
+        auto& series = h.series[ResultKey(r)];
+        if (series.empty()) series.emplace_back();
+        series.front().push_back(stats::Median(r.samples));
+      }
+  return h;
+}
+
 Policy LoadPolicy(const std::string& flag_value) {
   std::string path = flag_value;
   if (path.empty())
@@ -189,6 +227,26 @@ void WriteAtomically(const std::string& path, const std::string& text, const std
     if (!out.flush()) throw fail();
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw fail();
+}
+
+void WriteComparisonReports(const po::variables_map& vm, const std::string& format, const Comparison& c, const RunData& a,
+                  const RunData& b) {
+  auto render = [&](const std::string& f, bool color) { return RenderComparison(f, c, a, b, color, false); };
+  if (vm.count("junit")) WriteAtomically(vm["junit"].as<std::string>(), render("junit", false), "--junit");
+  if (vm.count("markdown")) WriteAtomically(vm["markdown"].as<std::string>(), render("markdown", false), "--markdown");
+  if (vm.count("json")) WriteAtomically(vm["json"].as<std::string>(), render("json", false), "--json");
+  if (format == "none") return;
+  if (vm.count("output"))
+    WriteAtomically(vm["output"].as<std::string>(), render(format, false), "--output");
+  else
+    std::cout << render(format, StdoutIsTerminal());
+}
+
+int ComparisonExit(const Comparison& c, size_t failed, bool allow_inconclusive) {
+    if (c.verdict == Overall::kRegression) return kExitRegression;
+  if (failed) return kExitRuntime;
+  if (c.verdict == Overall::kInconclusive && !allow_inconclusive) return kExitInconclusive;
+  return kExitOk;
 }
 
 }  // namespace perfbench::cli

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common.h"
 #include "compare/compare.h"
 #include "store/store.h"
 
@@ -47,6 +48,13 @@ bool LooksLikeFile(const std::string& ref);
 // `store` may be null when only files are possible. UsageError when none.
 RunData LoadRunData(Store* store, const std::string& ref, const char* role);
 
+// The runs a comparison learns its noise floors from: the baseline's stored
+// runs and earlier runs labelled like the candidate, on the candidate's
+// hardware profile with its threads, quick and device settings, in time
+// order (the candidate's own runs excluded), the last kMaxHistoryRuns. One
+// series of run medians per result key.
+History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate);
+
 // --policy FILE, else $PERFBENCH_POLICY, else Policy::Default(); UsageError
 // naming the problem in the file.
 Policy LoadPolicy(const std::string& flag_value);
@@ -54,6 +62,14 @@ Policy LoadPolicy(const std::string& flag_value);
 // One comparison report: "table" (coloured when `color`), "markdown", "json" or "junit".
 std::string RenderComparison(const std::string& format, const Comparison& c, const RunData& a, const RunData& b,
                              bool color, bool only_changed);
+
+// The reports of gate and ab: --junit, --markdown, --json files, then
+// --format on stdout or into --output.
+void WriteComparisonReports(const po::variables_map& vm, const std::string& format, const Comparison& c,
+                            const RunData& a, const RunData& b);
+// Exit 1 regression, 4 failed workload or process, 3 inconclusive (unless
+// allowed), else 0.
+int ComparisonExit(const Comparison& c, size_t failed, bool allow_inconclusive);
 
 // Writes through a temporary file and rename, so nobody reads half a file.
 void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag);

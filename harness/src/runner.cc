@@ -94,8 +94,16 @@ void Skip(Live& v, const std::string& reason) {
 // steps, derived metrics, verification and tear-down.
 class GroupRun {
  public:
-  GroupRun(const RunSettings& settings, DeviceBackend& backend, const NowFn& now, const VariantGroup& group)
-      : s_(settings), backend_(backend), now_(now), info_(group.workload->info), live_(group.variants.size()) {
+  // `timed_s` accumulates the time of timed steps; `process_seed` goes to RunContext.
+  GroupRun(const RunSettings& settings, DeviceBackend& backend, const NowFn& now, const VariantGroup& group,
+           uint64_t process_seed, double* timed_s)
+      : s_(settings),
+        backend_(backend),
+        now_(now),
+        info_(group.workload->info),
+        live_(group.variants.size()),
+        process_seed_(process_seed),
+        timed_s_(timed_s) {
     for (size_t i = 0; i < group.variants.size(); ++i) {
       live_[i].outcome.variant = VariantRef{group.workload, group.variants[i]};
       live_[i].target = s_.repetitions;
@@ -139,6 +147,8 @@ class GroupRun {
   const NowFn& now_;
   const WorkloadInfo& info_;
   std::vector<Live> live_;
+  uint64_t process_seed_;
+  double* timed_s_;
 };
 
 void GroupRun::SetUp(Live& v) {
@@ -148,7 +158,7 @@ void GroupRun::SetUp(Live& v) {
   int64_t before = 0, peak = 0;
   backend_.Synchronize(s_.device);
   backend_.Memory(s_.device, &before, &peak);
-  const RunContext ctx{params, s_};
+  const RunContext ctx{params, s_, process_seed_};
   Status st = Guarded("set-up", [&] {
     v.workload = v.outcome.variant.workload->factory();
     return v.workload->SetUp(ctx);
@@ -192,6 +202,7 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
     return;
   }
   const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_ : device_s >= 0 ? device_s : host_s;
+  *timed_s_ += t1 - t_begin;
   Record(v, rec, seconds, peak_bytes, mem_ok);
   if (v.spent_s > s_.timeout_s && v.done < v.target)
     Fail(v, fmt::format("time limit of {:g} s exceeded after {} of {} repetitions", s_.timeout_s, v.done, v.target));
@@ -294,7 +305,7 @@ void GroupRun::Finish(Live& v) {
 }  // namespace
 
 std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
-  return GroupRun(settings_, backend_, now_, group).Run();
+  return GroupRun(settings_, backend_, now_, group, process_seed_, &timed_s_).Run();
 }
 
 void Runner::RunAll(const std::vector<VariantGroup>& groups,

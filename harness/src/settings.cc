@@ -14,6 +14,7 @@ RunSettings RunSettings::Defaults(bool quick) {
 
 void RunSettings::Validate() const {
   if (repetitions < 1) throw std::invalid_argument("--repetitions must be at least 1");
+  if (processes < 1 || processes > 1000) throw std::invalid_argument("--processes must be in [1, 1000]");
   if (warmup_steps < 0) throw std::invalid_argument("--warmup must not be negative");
   if (threads < 0) throw std::invalid_argument("--threads must not be negative");
   if (!(timeout_s > 0)) throw std::invalid_argument("--timeout must be positive");
@@ -26,6 +27,7 @@ nlohmann::json RunSettings::ToJson() const {
   nlohmann::json j = {{"warmup_steps", warmup_steps}, {"repetitions", repetitions}, {"timeout_s", timeout_s},
                       {"seed", seed},                 {"quick", quick},             {"device", device},
                       {"threads", threads},           {"suites", suites},           {"filter", filter}};
+  if (processes != 1) j["processes"] = processes;
   if (!data_dir.empty()) j["data_dir"] = data_dir;
   if (!overrides.empty()) {
     nlohmann::json o = nlohmann::json::object();
@@ -77,6 +79,7 @@ RunSettings RunSettings::FromJson(const nlohmann::json& j) {
   RunSettings s = Defaults(quick);
   Read(j, "warmup_steps", &s.warmup_steps);
   Read(j, "repetitions", &s.repetitions);
+  Read(j, "processes", &s.processes);
   Read(j, "timeout_s", &s.timeout_s);
   Read(j, "seed", &s.seed);
   Read(j, "device", &s.device);

@@ -11,7 +11,18 @@
 // interleaved group, each really sleeping its step time: a budget (--timeout)
 // that only the slow one exceeds shows the slow variant cut short or skipped
 // while its sibling is kept; speedup is derived from step_time.
+//
+// selftest/noisy: a synthetic step time with two levels of noise, for the
+// statistics of processes as replicates: 10 ms times a per-process offset
+// exp(0.10 z) drawn from RunContext::process_seed (about 10% between
+// processes) times exp(0.01 z) per step (about 1% within), times
+// (1 + $PERFBENCH_SELFTEST_SLOWDOWN) when set: a planted slowdown that
+// keeps the variant's identity, so a gate or ab can be asked to find it.
 #include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <string>
 #include <stdexcept>
 #include <thread>
 
@@ -96,6 +107,46 @@ WorkloadInfo PacedInfo() {
 }
 
 PERFBENCH_REGISTER_WORKLOAD(PacedWorkload, PacedInfo());
+
+class NoisyWorkload final : public Workload {
+ public:
+  static constexpr double kStepS = 0.010, kBetween = 0.10, kWithin = 0.01;
+  Status SetUp(const RunContext& ctx) override {
+    rng_.seed(ctx.process_seed);
+    std::normal_distribution<double> z;
+    offset_ = std::exp(kBetween * z(rng_));
+    if (const char* e = std::getenv("PERFBENCH_SELFTEST_SLOWDOWN"); e && *e) {
+      char* end = nullptr;
+      const double v = std::strtod(e, &end);
+      if (*end != 0 || !(v > -1)) return Status::Error("PERFBENCH_SELFTEST_SLOWDOWN: expected a number > -1");
+      offset_ *= 1 + v;
+    }
+    return Status::Ok();
+  }
+  Status RunStep(StepRecorder& rec) override {
+    std::normal_distribution<double> z;
+    rec.SetStepSeconds(kStepS * offset_ * std::exp(kWithin * z(rng_)));
+    rec.SetItemsProcessed(32);
+    return Status::Ok();
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  double offset_ = 1;
+};
+
+WorkloadInfo NoisyInfo() {
+  WorkloadInfo info;
+  info.suite = "selftest";
+  info.name = "noisy";
+  info.description = "synthetic step time: ~10% between processes, ~1% within, optional planted slowdown";
+  info.metrics = {{"step_time", "s", Better::kLower}, {"throughput", "samples/s", Better::kHigher}};
+  info.variants = Params::Product({{"model", {"synthetic"}}});
+  info.hidden = true;
+  return info;
+}
+
+PERFBENCH_REGISTER_WORKLOAD(NoisyWorkload, NoisyInfo());
 
 }  // namespace
 }  // namespace perfbench

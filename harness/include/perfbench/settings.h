@@ -39,7 +39,8 @@ struct RunSettings {
   static constexpr int kMinRepetitions = 5;
 
   int warmup_steps = kWarmupSteps;  ///< Steps run and discarded before timing, per variant.
-  int repetitions = kRepetitions;   ///< Timed steps recorded per variant (samples).
+  int repetitions = kRepetitions;   ///< Timed steps recorded per variant (samples), per process.
+  int processes = 1;                ///< Fresh processes the run's samples come from, one after another.
   double timeout_s = kTimeoutS;     ///< Wall-clock budget per variant (set-up, warm-up, steps).
   uint64_t seed = kSeed;            ///< Seeds model init and data; stored with the run.
   bool quick = false;               ///< Small problem sizes (CI, smoke runs).
@@ -59,7 +60,7 @@ struct RunSettings {
   void Validate() const;
   // The stored form (`run.settings` in `show --format json`): warmup_steps,
   // repetitions, timeout_s, seed, quick, device, threads, suites, filter,
-  // data_dir when set, param_overrides when any, launch when not the default.
+  // processes when not 1, data_dir when set, param_overrides when any, launch when not the default.
   nlohmann::json ToJson() const;
   // Inverse of ToJson; absent keys keep Defaults(quick). Throws
   // std::invalid_argument naming a malformed key.

@@ -12,6 +12,7 @@
 #include "fingerprint.h"
 #include "inference.h"
 #include "perfbench/statistics.h"
+#include "signed_rank.h"
 #include "two_level.h"
 
 namespace perfbench {
@@ -102,6 +103,7 @@ std::string LimitText(const MetricVerdict& m) {
 }
 
 std::string LevelText(const MetricVerdict& m) {
+  if (m.pairs > 0) return fmt::format("{} pairs of processes, signed-rank", m.pairs);
   if (m.level == Level::kProcess)
     return fmt::format("{} vs {} processes", m.processes_baseline, m.processes_candidate);
   return fmt::format("within-process samples only ({} vs {} process{})", m.processes_baseline,
@@ -394,6 +396,86 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
         m.reason = m.metric + " " + ChangeText(m) + " (informational: not judged)";
       } else {
         tested.push_back(c.metrics.size());
+      }
+    }
+    c.metrics.push_back(std::move(m));
+  }
+  JudgeTested(c, tested, policy.alpha);
+  c.verdict = OverallVerdict(c);
+  return c;
+}
+
+namespace {
+
+// Medians per result key of one run's results.
+std::map<std::string, double> Medians(const std::vector<ResultRecord>& results) {
+  std::map<std::string, double> out;
+  for (const auto& r : results)
+    if (!r.samples.empty()) out[ResultKey(r)] = stats::Median(r.samples);
+  return out;
+}
+
+// The per-pair changes of one metric, and the test on them.
+void MeasurePairs(MetricVerdict& m, const std::vector<double>& d, double confidence) {
+  m.tested = true;
+  m.level = Level::kProcess;
+  m.pairs = m.processes_baseline = m.processes_candidate = d.size();
+  m.p_value = stats::WilcoxonSignedRank(d).p_value;
+  const auto hl = stats::HodgesLehmannPaired(d, confidence);
+  if (m.absolute) {
+    m.ratio = m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0;
+    m.ci_low = hl.low;
+    m.ci_high = hl.high;
+  } else {
+    m.ratio = std::exp(hl.estimate);
+    m.ci_low = std::exp(hl.low);
+    m.ci_high = std::exp(hl.high);
+  }
+}
+
+std::vector<double> PairChanges(const std::string& key, bool absolute, const std::vector<std::map<std::string, double>>& a,
+                                const std::vector<std::map<std::string, double>>& b) {
+  std::vector<double> d;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    auto x = a[i].find(key), y = b[i].find(key);
+    if (x == a[i].end() || y == b[i].end()) continue;
+    if (absolute) {
+      d.push_back(y->second - x->second);
+    } else if (x->second > 0 && y->second > 0) {
+      d.push_back(std::log(y->second / x->second));
+    }
+  }
+  return d;
+}
+
+}  // namespace
+
+Comparison ComparePaired(const PairedData& d, const Policy& policy) {
+  Comparison c;
+  Differences(d.a, d.b, c);
+  const auto base = Index(d.a), cand = Index(d.b);
+  std::vector<std::map<std::string, double>> ma, mb;
+  for (const auto& r : d.a_pairs) ma.push_back(Medians(r));
+  for (const auto& r : d.b_pairs) mb.push_back(Medians(r));
+  std::vector<size_t> tested;
+  for (const auto& k : OrderedKeys(d.a, d.b)) {
+    const ResultRecord* ra = base.count(k) ? &base.at(k) : nullptr;
+    const ResultRecord* rb = cand.count(k) ? &cand.at(k) : nullptr;
+    MetricVerdict m = Describe(ra, rb, policy);
+    if (!JudgePresence(m, ra, rb, policy.min_samples)) {
+      const auto changes = PairChanges(k, m.absolute, ma, mb);
+      if (changes.size() < 2) {
+        m.verdict = Verdict::kInconclusive;
+        m.reason = fmt::format("{} pair(s) with samples on both sides, need >= 2", changes.size());
+      } else {
+        MeasurePairs(m, changes, policy.confidence);
+        if (m.informational) {
+          m.q_value = m.p_value;
+          m.verdict = Verdict::kInfo;
+          m.reason = m.metric + " " + ChangeText(m) + " (informational: not judged)";
+        } else {
+          tested.push_back(c.metrics.size());
+        }
       }
     }
     c.metrics.push_back(std::move(m));

@@ -104,6 +104,7 @@ struct MetricVerdict {
   size_t history_runs = 0;     // earlier runs the floor was learned from
   Level level = Level::kWithinProcess;
   size_t processes_baseline = 0, processes_candidate = 0;
+  size_t pairs = 0;  // paired comparison (ab): pairs the test used
   double p_value = 1, q_value = 1;
   bool tested = false;  // p (and q unless informational) computed
   bool informational = false;
@@ -131,6 +132,19 @@ double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs);
 // Throws std::invalid_argument when hardware differs and !across_hardware.
 Comparison Compare(const RunData& baseline, const RunData& candidate, const Policy& policy, bool across_hardware,
                    const History& history = {});
+
+// Paired runs (perfbench ab): pair i is a_pairs[i] and b_pairs[i], run back
+// to back; `a` and `b` pool each side (presence, medians, fingerprints).
+struct PairedData {
+  RunData a, b;
+  std::vector<std::vector<ResultRecord>> a_pairs, b_pairs;
+};
+// Each metric is judged on its pair log ratios log(median(B_i) / median(A_i))
+// (differences B_i - A_i for absolute thresholds): Wilcoxon signed-rank
+// (SciPy's wilcoxon) and the paired Hodges-Lehmann estimate and interval,
+// exponentiated into a ratio; BH across metrics and the usual verdicts at
+// the policy's limits. Needs >= 2 pairs with samples on both sides.
+Comparison ComparePaired(const PairedData& d, const Policy& policy);
 
 // The verdict rules, exposed for their tests. JudgePresence decides what needs
 // no test (skipped, missing, failed, new, too few samples) and returns true

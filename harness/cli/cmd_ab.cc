@@ -1,0 +1,245 @@
+// perfbench ab: paired A/B runs of two builds (or two configurations) that
+// can both run now. N pairs of processes, each pair A then B or B then A in a
+// seeded, balanced order, back to back: drift between pairs cancels in the
+// pair log ratios, which a Wilcoxon signed-rank test judges (ComparePaired).
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <iostream>
+#include <random>
+#include <sstream>
+
+#include "cli.h"
+#include "common.h"
+#include "compare/compare.h"
+#include "sources.h"
+
+namespace perfbench::cli {
+namespace {
+
+constexpr const char* kUsage =
+    "usage: perfbench ab [--a-bin PATH] [--b-bin PATH] [--a-args \"...\"] [--b-args \"...\"]\n"
+    "                    [--a-env K=V]... [--b-env K=V]... [--pairs N] [--order-seed N]\n"
+    "                    [--a-label L] [--b-label L] [--policy FILE] [--db PATH]\n"
+    "                    [--format table|markdown|json|junit|none] [--output FILE] [--junit FILE]\n"
+    "                    [--markdown FILE] [--json FILE] [--allow-inconclusive] [run options]\n\n"
+    "Paired A/B comparison of two builds or configurations that can both run now (a torch\n"
+    "upgrade, a driver, a patch, a flag). Runs N pairs of processes back to back, each pair in\n"
+    "the order AB or BA, balanced and shuffled with --order-seed; every process is a\n"
+    "`BIN run` of the same selection (any `perfbench run` option given here, e.g. --suite amp\n"
+    "--quick --filter mlp, goes to both sides; --a-args/--b-args and --a-env/--b-env to one).\n"
+    "Both binaries default to this one. Each process is stored as a run labelled ab-a or ab-b.\n"
+    "Every metric is judged on its N pair log ratios, so drift of the machine between pairs\n"
+    "cancels: Wilcoxon signed-rank test (SciPy's wilcoxon), Hodges-Lehmann estimate and\n"
+    "interval of the ratio, Benjamini-Hochberg across metrics, verdicts at the policy's limits.\n"
+    "With 8 pairs the smallest two-sided p is 2/256 = 0.0078.\n"
+    "Exit 0 pass, 1 regression (B worse than A), 2 bad input, 3 inconclusive, 4 a process failed.";
+
+constexpr int kDefaultPairs = 8;
+
+po::options_description AbOptions() {
+  po::options_description desc("options");
+  desc.add_options()
+      ("a-bin", po::value<std::string>()->value_name("PATH"), "perfbench binary of side A (default: this one)")
+      ("b-bin", po::value<std::string>()->value_name("PATH"), "perfbench binary of side B (default: this one)")
+      ("a-args", po::value<std::string>()->value_name("\"...\""), "extra `run` arguments for A only")
+      ("b-args", po::value<std::string>()->value_name("\"...\""), "extra `run` arguments for B only")
+      ("a-env", po::value<std::vector<std::string>>()->composing()->value_name("K=V"), "environment for A only")
+      ("b-env", po::value<std::vector<std::string>>()->composing()->value_name("K=V"), "environment for B only")
+      ("pairs", po::value<int>()->default_value(kDefaultPairs)->value_name("N"), "pairs of processes")
+      ("order-seed", po::value<uint64_t>()->default_value(1)->value_name("N"), "seed of the AB/BA order")
+      ("a-label", po::value<std::string>()->default_value("ab-a")->value_name("L"), "label of A's runs")
+      ("b-label", po::value<std::string>()->default_value("ab-b")->value_name("L"), "label of B's runs")
+      ("policy", po::value<std::string>()->value_name("FILE"), "thresholds (as compare and gate)")
+      ("format", po::value<std::string>()->default_value("table")->value_name("F"),
+       "report on stdout: table | markdown | json | junit | none")
+      ("output", po::value<std::string>()->value_name("FILE"), "write the --format report to FILE instead")
+      ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
+      ("markdown", po::value<std::string>()->value_name("FILE"), "also write a Markdown report")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report")
+      ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
+  AddDbOption(desc);
+  return desc;
+}
+
+// Words of a flag value, split on white space ("--threads 1").
+std::vector<std::string> Words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+struct Side {
+  std::string bin, label;
+  std::vector<std::string> args;                          // after `run`
+  std::vector<std::pair<std::string, std::string>> env;   // added to ours
+};
+
+std::vector<std::pair<std::string, std::string>> EnvFlags(const po::variables_map& vm, const char* key) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!vm.count(key)) return out;
+  for (const auto& kv : vm[key].as<std::vector<std::string>>()) {
+    const auto eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) throw UsageError(std::string("--") + key + " '" + kv + "': expected K=V");
+    out.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
+  }
+  return out;
+}
+
+std::string SelfPath() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
+  buf[n] = 0;
+  return buf;
+}
+
+Side MakeSide(const po::variables_map& vm, char which, const std::vector<std::string>& common, const std::string& db) {
+  const std::string p(1, which);
+  Side s;
+  s.bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : SelfPath();
+  if (access(s.bin.c_str(), X_OK) != 0) throw UsageError("--" + p + "-bin '" + s.bin + "' is not an executable");
+  s.label = vm[p + "-label"].as<std::string>();
+  s.args = {"run", "--db", db, "--label", s.label, "--format", "none"};
+  s.args.insert(s.args.end(), common.begin(), common.end());
+  if (vm.count(p + "-args"))
+    for (auto& w : Words(vm[p + "-args"].as<std::string>())) s.args.push_back(w);
+  s.env = EnvFlags(vm, (p + "-env").c_str());
+  return s;
+}
+
+// Runs one side's process; returns its exit status text, empty on exit 0.
+std::string RunSide(const Side& s) {
+  std::vector<std::string> args = s.args;
+  args.insert(args.begin(), s.bin);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("fork failed");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    for (const auto& [k, v] : s.env) setenv(k.c_str(), v.c_str(), 1);
+    execv(s.bin.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "was killed by signal " + std::to_string(WTERMSIG(status));
+}
+
+// The balanced order: half the pairs AB, half BA (the odd one decided by the
+// seed), shuffled by a seeded Fisher-Yates with a portable generator.
+std::vector<bool> Orders(int pairs, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<bool> b_first(static_cast<size_t>(pairs), false);
+  for (int i = 0; i < pairs / 2; ++i) b_first[static_cast<size_t>(i)] = true;
+  if (pairs % 2) b_first.back() = rng() % 2 == 1;
+  for (size_t i = b_first.size(); i > 1; --i) {
+    const size_t j = rng() % i;
+    const bool t = b_first[i - 1];
+    b_first[i - 1] = b_first[j];
+    b_first[j] = t;
+  }
+  return b_first;
+}
+
+}  // namespace
+
+namespace {
+
+// Runs one process of `side` and returns its run id (the newest with its label).
+int64_t RunOne(Store& store, const Side& side, int pair, int pairs, char name) {
+  const auto before = store.RunsWithLabel(side.label);
+  const std::string failure = RunSide(side);
+  const auto after = store.RunsWithLabel(side.label);
+  std::cerr << "pair " << pair + 1 << "/" << pairs << ": " << name << (failure.empty() ? "" : " " + failure) << "\n";
+  if (after.empty() || (!before.empty() && after.front() == before.front()))
+    throw std::runtime_error(std::string("side ") + name + " (" + side.bin + ") stored no run" +
+                             (failure.empty() ? "" : ": it " + failure));
+  return after.front();
+}
+
+PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint64_t seed, size_t* failed) {
+  PairedData d;
+  std::vector<int64_t> ids_a, ids_b;
+  const auto orders = Orders(pairs, seed);
+  for (int i = 0; i < pairs; ++i) {
+    int64_t ia = 0, ib = 0;
+    if (orders[static_cast<size_t>(i)]) {
+      ib = RunOne(store, b, i, pairs, 'B');
+      ia = RunOne(store, a, i, pairs, 'A');
+    } else {
+      ia = RunOne(store, a, i, pairs, 'A');
+      ib = RunOne(store, b, i, pairs, 'B');
+    }
+    for (auto [id, data, list, ids] : {std::tuple{ia, &d.a, &d.a_pairs, &ids_a}, std::tuple{ib, &d.b, &d.b_pairs, &ids_b}}) {
+      const RunRecord r = store.GetRun(id);
+      *failed += static_cast<size_t>(r.failed_results > 0);
+      list->push_back(store.GetResults(id));
+      data->results.insert(data->results.end(), list->back().begin(), list->back().end());
+      ids->insert(ids->begin(), id);
+      data->run = r;
+    }
+  }
+  d.a.run_ids = ids_a;
+  d.b.run_ids = ids_b;
+  d.a.run_count = d.b.run_count = static_cast<size_t>(pairs);
+  d.a.source = a.label + " (" + std::to_string(pairs) + " runs)";
+  d.b.source = b.label + " (" + std::to_string(pairs) + " runs)";
+  return d;
+}
+
+}  // namespace
+
+int AbCmd(const std::vector<std::string>& args) {
+  const po::options_description desc = AbOptions();
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage << "\n\n" << desc << "\n";
+      return kExitOk;
+    }
+  po::variables_map vm;
+  std::vector<std::string> common;
+  try {
+    const auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
+    po::store(parsed, vm);
+    po::notify(vm);
+    common = po::collect_unrecognized(parsed.options, po::include_positional);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  const std::string format =
+      CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit", "none"});
+  const int pairs = vm["pairs"].as<int>();
+  if (pairs < 2 || pairs > 1000) throw UsageError("--pairs must be in [2, 1000]");
+  for (const auto& c : common)
+    if (c == "--db" || c == "--label" || c == "--format" || c == "--processes")
+      throw UsageError(c + " is set by ab for each side");
+  const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
+  auto store = OpenStore(vm, Store::Mode::kCreate);
+  const Side a = MakeSide(vm, 'a', common, store->path()), b = MakeSide(vm, 'b', common, store->path());
+  size_t failed = 0;
+  const PairedData d = RunPairs(*store, a, b, pairs, vm["order-seed"].as<uint64_t>(), &failed);
+  Comparison c;
+  try {
+    c = ComparePaired(d, policy);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  WriteComparisonReports(vm, format, c, d.a, d.b);
+  std::cerr << "ab: " << ToString(c.verdict) << "\n";
+  return ComparisonExit(c, failed, vm["allow-inconclusive"].as<bool>());
+}
+
+}  // namespace perfbench::cli

@@ -1,0 +1,180 @@
+#include "processes.h"
+
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <stdexcept>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "common.h"
+#include "perfbench/backend.h"
+#include "perfbench/statistics.h"
+#include "perfbench/workload.h"
+#include "registry.h"
+#include "run_support.h"
+#include "store/store.h"
+#include "two_level.h"
+
+namespace perfbench::cli {
+namespace {
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
+  buf[n] = 0;
+  return buf;
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string Describe(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + strsignal(WTERMSIG(status)) + ")";
+  return "stopped";
+}
+
+// fork + exec of `exe __process DOC`; returns the wait status.
+int SpawnAndWait(const std::string& exe, const std::string& doc) {
+  std::vector<std::string> args = {exe, "__process", doc};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t parent = getpid();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error("cannot start a process: fork failed");
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // no orphans if perfbench is killed
+    if (getppid() != parent) _exit(1);
+    const int devnull = open("/dev/null", O_WRONLY);
+    if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
+    execv(exe.c_str(), argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+}  // namespace
+
+uint64_t ProcessSeed(uint64_t seed, int64_t run_id, int index) {
+  // splitmix64 over the three: distinct per run and process, reproducible.
+  uint64_t x = seed ^ (static_cast<uint64_t>(run_id) * 0x9E3779B97F4A7C15ULL) ^ (static_cast<uint64_t>(index) << 32);
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+ProcessOutcome RunProcess(const ProcessJob& job, int index) {
+  char report[] = "/tmp/perfbench-process-XXXXXX";
+  const int fd = mkstemp(report);
+  if (fd < 0) throw std::runtime_error("cannot create a report file for process " + std::to_string(index));
+  close(fd);
+  const nlohmann::json doc = {{"db", job.db},         {"run_id", job.run_id},   {"process", index},
+                              {"settings", job.settings.ToJson()}, {"variants", job.variants}, {"report", report}};
+  ProcessOutcome out;
+  out.index = index;
+  const double t0 = Now();
+  const int status = SpawnAndWait(SelfExe(), doc.dump());
+  out.wall_s = Now() - t0;
+  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream in(report);
+  nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
+  std::remove(report);
+  if (out.exit_code != kExitOk && out.exit_code != kExitRuntime)
+    out.failure = "process " + std::to_string(index) + " " + Describe(status);
+  if (r.is_object()) {
+    out.timed_s = r.value("timed_s", 0.0);
+    out.failed_variants = r.value("failed", size_t{0});
+  } else if (out.failure.empty()) {
+    out.failure = "process " + std::to_string(index) + " left no report";
+  }
+  return out;
+}
+
+std::vector<ProcessOutcome> RunProcesses(const ProcessJob& job, int first, int count, int total) {
+  std::vector<ProcessOutcome> out;
+  for (int i = first; i < first + count; ++i) {
+    out.push_back(RunProcess(job, i));
+    const auto& p = out.back();
+    std::cerr << "process " << i + 1 << "/" << total << ": " << fmt::format("{:.1f} s", p.wall_s);
+    if (!p.failure.empty()) std::cerr << ", " << p.failure;
+    if (p.failed_variants) std::cerr << ", " << p.failed_variants << " variant(s) failed";
+    std::cerr << "\n";
+  }
+  return out;
+}
+
+namespace {
+
+// The child: `perfbench __process DOC`.
+int ProcessMain(const std::vector<std::string>& args) {
+  if (args.size() != 1) throw std::invalid_argument("__process takes one JSON argument");
+  const auto doc = nlohmann::json::parse(args.front());
+  const RunSettings settings = RunSettings::FromJson(doc.at("settings"));
+  const std::set<std::string> wanted(doc.at("variants").begin(), doc.at("variants").end());
+  std::vector<VariantRef> variants;
+  for (const auto& v : SelectVariants(settings))
+    if (wanted.empty() || wanted.count(VariantKey(v.workload->info.suite, v.workload->info.name, v.params)))
+      variants.push_back(v);
+  auto store = Store::Open(doc.at("db").get<std::string>(), Store::Mode::kExisting);
+  const int64_t run_id = doc.at("run_id").get<int64_t>();
+  const int index = doc.at("process").get<int>();
+  DeviceBackend& backend = GetDeviceBackend();
+  backend.SetThreads(settings.threads);
+  Execution done;
+  done.results = store->GetResults(run_id);  // earlier processes' samples
+  ExecuteGroups(store.get(), run_id, settings, backend, GroupVariants(variants), &done,
+                {index, ProcessSeed(settings.seed, run_id, index)});
+  std::ofstream(doc.at("report").get<std::string>())
+      << nlohmann::json{{"timed_s", done.timed_s}, {"failed", done.failed}}.dump();
+  return done.failed ? kExitRuntime : kExitOk;
+}
+
+const bool kRegistered = RegisterInternalCommand("__process", ProcessMain);
+
+}  // namespace
+
+std::optional<Allocation> KaliberaJones(const std::vector<ResultRecord>& results,
+                                        const std::vector<ProcessOutcome>& done, int reps) {
+  if (done.size() < 2 || reps < 1) return std::nullopt;
+  std::vector<double> rep_cost, process_cost;
+  for (const auto& p : done) {
+    rep_cost.push_back(p.timed_s / reps);
+    process_cost.push_back(std::max(0.0, p.wall_s - p.timed_s));
+  }
+  const double c_rep = stats::Median(rep_cost), c_proc = stats::Median(process_cost);
+  std::vector<double> optimal;
+  for (const auto& r : results) {
+    const auto c = stats::EstimateComponents(stats::Groups(r.samples, r.process));
+    if (c.processes >= 2 && c.has_within && c.between > 0)
+      optimal.push_back(stats::OptimalRepetitions(c, c_proc, c_rep, 2, 100));
+  }
+  if (optimal.empty() || !(c_rep > 0)) return std::nullopt;
+  Allocation a;
+  a.repetitions = static_cast<int>(std::lround(stats::Median(optimal)));
+  const double total = static_cast<double>(done.size()) * (c_proc + reps * c_rep);
+  a.processes = std::max(2, static_cast<int>(std::lround(total / (c_proc + a.repetitions * c_rep))));
+  return a;
+}
+
+}  // namespace perfbench::cli
