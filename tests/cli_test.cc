@@ -47,7 +47,7 @@ TEST_F(Cli, HelpDocumentsCommandsAndExitCodes) {
   EXPECT_EQ(r.code, 0);
   for (const char* word : {"run", "list", "env", "runs", "show", "exit codes", "PERFBENCH_DB"})
     EXPECT_NE(r.out.find(word), std::string::npos) << word;
-  for (const char* cmd : {"run", "list", "env", "runs", "show", "compare", "import", "baseline", "gate"}) {
+  for (const char* cmd : {"run", "list", "env", "runs", "show", "compare", "import", "baseline", "gate", "ab"}) {
     auto h = Run(std::string(cmd) + " --help");
     EXPECT_EQ(h.code, 0) << cmd;
     EXPECT_NE(h.out.find("usage: perfbench " + std::string(cmd)), std::string::npos) << cmd;
@@ -267,7 +267,7 @@ TEST_F(Compare, IdenticalRunsAreNoRegression) {
   auto r = Run("compare base same --format json");
   EXPECT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["schema_version"], 2);
   EXPECT_NE(doc["verdict"], "regression");
   for (const auto& m : doc["metrics"]) {
     for (const char* k : {"suite", "workload", "params", "metric", "unit", "higher_is_better", "baseline_median",
@@ -364,15 +364,16 @@ TEST_F(Baselines, SetListShowExportImportRoundTripsByteForByte) {
   Prepare();
   auto set = Run("baseline set main base");
   ASSERT_EQ(set.code, 0) << set.err;
-  EXPECT_NE(set.out.find("baseline main -> run 1"), std::string::npos);
+  EXPECT_NE(set.out.find("baseline main -> run 1"), std::string::npos) << set.out;
   EXPECT_NE(Run("baseline list").out.find("main"), std::string::npos);
   auto show = Run("baseline show main --format json");
   ASSERT_EQ(show.code, 0);
   auto doc = nlohmann::json::parse(show.out);
   EXPECT_EQ(doc["kind"], "perfbench-baseline");
-  EXPECT_EQ(doc["schema_version"], 1);
-  EXPECT_TRUE(doc["run"].contains("fingerprint"));
-  EXPECT_FALSE(doc["results"][0]["samples"].empty());
+  EXPECT_EQ(doc["schema_version"], 2);
+  ASSERT_EQ(doc["runs"].size(), 1u);
+  EXPECT_TRUE(doc["runs"][0]["run"].contains("fingerprint"));
+  EXPECT_FALSE(doc["runs"][0]["results"][0]["samples"].empty());
 
   ASSERT_EQ(Run("baseline export main main.json").code, 0);
   auto imp = Run("baseline import main.json --db other.db");
@@ -390,7 +391,7 @@ TEST_F(Baselines, SetListShowExportImportRoundTripsByteForByte) {
   EXPECT_EQ(from_file.code, 0) << from_file.err;
   EXPECT_EQ(nlohmann::json::parse(from_file.out)["baseline"]["source"], "baseline main from main.json");
   // Moving and deleting the name leaves the runs alone.
-  EXPECT_NE(Run("baseline set main same").out.find("(was run 1)"), std::string::npos);
+  EXPECT_NE(Run("baseline set main same").out.find("(was 1)"), std::string::npos);
   EXPECT_EQ(Run("baseline delete main").code, 0);
   EXPECT_EQ(Run("show 1").code, 0);
 }
@@ -425,28 +426,35 @@ TEST_F(Baselines, GatePassesTheSameBuildAndStoresTheCandidate) {
   EXPECT_EQ(j["verdict"], "pass");
   EXPECT_EQ(j["candidate"]["label"], "gate");
   EXPECT_TRUE(Exists("gate.xml"));
-  // The baseline's settings were used: 8 repetitions, not run's default.
+  // The baseline's settings were used: a third of its 8 repetitions per
+  // process, in fresh processes (3: the baseline has one process).
   auto cand = nlohmann::json::parse(Run("show gate --format json").out);
-  EXPECT_EQ(cand["run"]["settings"]["repetitions"], 8);
-  EXPECT_EQ(cand["results"][0]["samples"].size(), 8u);
+  EXPECT_EQ(cand["run"]["settings"]["repetitions"], 3);
+  EXPECT_EQ(cand["run"]["settings"]["processes"], 3);
+  EXPECT_EQ(cand["results"][0]["samples"].size(), 9u);
+  EXPECT_EQ(cand["results"][0]["components"]["processes"], 3);
 }
 
-TEST_F(Baselines, GateAddsRepetitionsForInconclusiveWorkloadsThenExitsThree) {
+TEST_F(Baselines, GateAddsProcessesForInconclusiveWorkloadsThenExitsThree) {
   Prepare();
   ASSERT_EQ(Run("baseline export main b.json").code, 2);  // no such baseline yet
   ASSERT_EQ(Run("baseline set main base").code, 0);
-  // Without the policy the checksum (1..8 each run) stays inconclusive.
-  auto r = Run("gate --baseline main --max-repetitions 20 --format json");
+  // Without the policy the checksum (1..8 in every process) stays inconclusive.
+  auto r = Run("gate --baseline main --processes 2 --max-processes 5 --repetitions 8 --format json");
   EXPECT_EQ(r.code, 3) << r.err;
-  EXPECT_NE(r.err.find("round 2"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("round 3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("round 2: 1 variant(s) inconclusive, +2 processes"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("round 3: 1 variant(s) inconclusive, +1 processes"), std::string::npos) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["verdict"], "inconclusive");
-  for (const auto& m : j["metrics"]) EXPECT_EQ(m["n_candidate"], 20) << m["metric"];  // 8 + 8 + 4
+  for (const auto& m : j["metrics"]) {
+    EXPECT_EQ(m["n_candidate"], 40) << m["metric"];  // 5 processes x 8
+    EXPECT_EQ(m["processes_candidate"], 5) << m["metric"];
+  }
   auto cand = nlohmann::json::parse(Run("show gate --format json").out);
-  for (const auto& res : cand["results"]) EXPECT_EQ(res["samples"].size(), 20u);  // grown in place
-  EXPECT_EQ(Run("gate --baseline main --max-repetitions 20 --allow-inconclusive --format none").code, 0);
-  EXPECT_EQ(Run("gate --baseline main --max-repetitions 3").code, 2);  // fewer than the first round
+  for (const auto& res : cand["results"]) EXPECT_EQ(res["samples"].size(), 40u);  // grown in place
+  EXPECT_EQ(Run("gate --baseline main --processes 2 --max-processes 4 --repetitions 8 --allow-inconclusive "
+                "--format none").code, 0);
+  EXPECT_EQ(Run("gate --baseline main --processes 3 --max-processes 2").code, 2);  // fewer than the first round
 }
 
 TEST_F(Baselines, GateFindsARegressionAndRefusesBadBaselines) {
@@ -455,7 +463,7 @@ TEST_F(Baselines, GateFindsARegressionAndRefusesBadBaselines) {
   ASSERT_EQ(Run("baseline set main base").code, 0);
   ASSERT_EQ(Run("baseline export main fast.json").code, 0);
   auto doc = Read(dir_ / "fast.json");
-  for (auto& res : doc["results"]) {  // a baseline twice as fast as this build
+  for (auto& res : doc["runs"][0]["results"]) {  // a baseline twice as fast as this build
     const double f = res["metric"] == "throughput" ? 2.0 : res["metric"] == "step_time" ? 0.5 : 1.0;
     for (auto& s : res["samples"]) s = s.get<double>() * f;
   }
@@ -468,7 +476,7 @@ TEST_F(Baselines, GateFindsARegressionAndRefusesBadBaselines) {
   EXPECT_EQ(missing.code, 2);
   EXPECT_EQ(Lines(missing.err), 1) << missing.err;
   EXPECT_EQ(Run("gate").code, 2);
-  doc["run"]["fingerprint"]["cpu_model"] = "Some Other CPU";
+  doc["runs"][0]["run"]["fingerprint"]["cpu_model"] = "Some Other CPU";
   std::ofstream(dir_ / "other.json") << doc.dump(2);
   auto other = Run("gate --baseline other.json");
   EXPECT_EQ(other.code, 2);
@@ -507,8 +515,22 @@ TEST_F(Cli, ShowJsonAndBaselineExportOfAnExistingDatabaseAreUnchanged) {
     ASSERT_EQ(r.code, 0) << r.err;
     EXPECT_EQ(r.out, slurp(fs::path(PERFBENCH_FIXTURES) / (std::string("golden_show_run") + run + ".json"))) << run;
   }
+  // The baseline export moved on purpose (version 2: a list of runs); a
+  // version 1 file still imports, and its run and results come back whole.
   ASSERT_EQ(Run("baseline export fxbase out.json --db g.db").code, 0);
-  EXPECT_EQ(slurp(dir_ / "out.json"), slurp(fs::path(PERFBENCH_FIXTURES) / "golden_baseline_export.json"));
+  const auto v1 = nlohmann::ordered_json::parse(slurp(fs::path(PERFBENCH_FIXTURES) / "golden_baseline_export.json"));
+  const auto v2 = nlohmann::ordered_json::parse(slurp(dir_ / "out.json"));
+  ASSERT_EQ(v1["schema_version"], 1);
+  EXPECT_EQ(v2["schema_version"], 2);
+  EXPECT_EQ(v2["baseline"], v1["baseline"]);
+  ASSERT_EQ(v2["runs"].size(), 1u);
+  EXPECT_EQ(v2["runs"][0]["run"], v1["run"]);
+  EXPECT_EQ(v2["runs"][0]["results"], v1["results"]);
+  auto imp = Run("baseline import '" + (fs::path(PERFBENCH_FIXTURES) / "golden_baseline_export.json").string() +
+                 "' --db v1.db");
+  ASSERT_EQ(imp.code, 0) << imp.err;
+  ASSERT_EQ(Run("baseline export fxbase again.json --db v1.db").code, 0);
+  EXPECT_EQ(slurp(dir_ / "again.json"), slurp(dir_ / "out.json"));
 }
 
 TEST_F(Cli, AGateMatchesABaselineWhoseParamsAreInAnotherOrder) {
@@ -516,7 +538,7 @@ TEST_F(Cli, AGateMatchesABaselineWhoseParamsAreInAnotherOrder) {
   ASSERT_EQ(Run("baseline set b latest").code, 0);
   ASSERT_EQ(Run("baseline export b b.json").code, 0);
   nlohmann::ordered_json doc = nlohmann::ordered_json::parse(std::ifstream(dir_ / "b.json"));
-  for (auto& res : doc["results"]) {
+  for (auto& res : doc["runs"][0]["results"]) {
     ASSERT_EQ(res["params"].begin().key(), "step_ms");
     nlohmann::ordered_json reversed = nlohmann::ordered_json::object();
     reversed["mode"] = res["params"]["mode"];
@@ -541,7 +563,7 @@ TEST_F(Cli, AGateRestoresTheBaselinesSettings) {
   ASSERT_EQ(Run("gate --baseline b --format none --allow-inconclusive").code, 0);  // checksum counts steps
   auto show = nlohmann::json::parse(Run("show latest --format json").out);
   const auto& s = show["run"]["settings"];
-  EXPECT_EQ(s["repetitions"], 6);
+  EXPECT_EQ(s["repetitions"], 2);  // a third of 6 per process
   EXPECT_EQ(s["warmup_steps"], 1);
   EXPECT_EQ(s["seed"], 9);
   EXPECT_EQ(s["timeout_s"], 77.0);

@@ -232,7 +232,7 @@ TEST(NoiseFloor, HistoryRaisesTheLimitAndTheReasonSaysSo) {
   EXPECT_GT(m.noise_floor, 0.06);
   EXPECT_NEAR(m.threshold, m.noise_floor, 1e-12);
   EXPECT_NE(m.verdict, Verdict::kRegression) << m.reason;
-  EXPECT_NE(m.reason.find("noise floor from 6 earlier runs"), std::string::npos) << m.reason;
+  EXPECT_NE(m.reason.find("(noise floor from 6 earlier runs; policy 5%)"), std::string::npos) << m.reason;
   RunData worse;  // a drop well beyond the floor is still a regression
   worse.results = {Tput(Around(70))};
   EXPECT_EQ(Compare(base, worse, policy, false, h).metrics[0].verdict, Verdict::kRegression);

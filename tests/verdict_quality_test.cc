@@ -37,7 +37,9 @@ TEST(VerdictQuality, ThreePercentRegressionsAreFoundWithTwentySamples) {
   const auto o = sim::Simulate(c);
   EXPECT_EQ(o.regressed_metrics, 20 * 10);
   EXPECT_GE(o.Power(), 0.75);  // goal 80%; about 85% measured
-  EXPECT_EQ(o.unchanged_claims_on_regressed, 0);
+  // Equivalence is two one-sided tests at alpha = 0.05: a false "unchanged"
+  // on a metric truly 3% worse (limit 2%) is allowed at most 5% of the time.
+  EXPECT_LE(o.unchanged_claims_on_regressed, o.regressed_metrics / 20);
 }
 
 TEST(VerdictQuality, PowerGrowsWithTheEffectAndTheSamples) {

@@ -92,9 +92,9 @@ TEST(VerdictRules, ThresholdBranches) {
       {"beyond the limit, not significant", true, false, 100, 90, 0.80, 1.01, 0.2, 0.05, 0, Verdict::kInconclusive,
        "but not significant (q >= 0.05)"},
       {"interval crossing the limit", true, false, 100, 97, 0.93, 1.01, 0.2, 0.05, 0, Verdict::kInconclusive,
-       "interval crosses the ±5% (policy) limit"},
+       "interval crosses the ±5% (policy) margin"},
       {"a noise floor raises the limit", true, false, 100, 92, 0.88, 0.96, 0.001, 0.10, 0.10,
-       Verdict::kInconclusive, "noise floor from 6 earlier runs, above the policy's 5%"},
+       Verdict::kInconclusive, "±10% (noise floor from 6 earlier runs; policy 5%) margin"},
       {"equivalence at a raised limit says so", true, false, 100, 97, 0.93, 1.01, 0.5, 0.10, 0.10,
        Verdict::kUnchanged, "interval within ±10% (noise floor from 6 earlier runs"},
       {"absolute threshold, regression", false, true, 0.01, 0.05, 0.035, 0.045, 0.001, 0.02, 0, Verdict::kRegression,
@@ -116,7 +116,7 @@ TEST(VerdictRules, ThresholdBranches) {
     m.q_value = c.q;
     m.policy_threshold = 0.05 * (c.absolute ? 0.4 : 1);  // 0.02 absolute
     m.threshold = std::max(c.threshold, m.policy_threshold);
-    m.noise_floor = c.noise_floor;
+    m.noise_floor = m.floor_for_test = c.noise_floor;
     m.history_runs = c.noise_floor > 0 ? 6 : 0;
     Judge(m, 0.05);
     EXPECT_EQ(m.verdict, c.verdict) << c.name << ": " << ToString(m.verdict) << " " << m.reason;

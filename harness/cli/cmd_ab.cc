@@ -227,8 +227,8 @@ int AbCmd(const std::vector<std::string>& args) {
     if (c == "--db" || c == "--label" || c == "--format" || c == "--processes")
       throw UsageError(c + " is set by ab for each side");
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
+  const Side a = MakeSide(vm, 'a', common, DbPath(vm)), b = MakeSide(vm, 'b', common, DbPath(vm));
   auto store = OpenStore(vm, Store::Mode::kCreate);
-  const Side a = MakeSide(vm, 'a', common, store->path()), b = MakeSide(vm, 'b', common, store->path());
   size_t failed = 0;
   const PairedData d = RunPairs(*store, a, b, pairs, vm["order-seed"].as<uint64_t>(), &failed);
   Comparison c;

@@ -50,9 +50,9 @@ po::options_description GateOptions() {
                      "baseline name in the database, or a baseline export / show JSON file")
       ("label", po::value<std::string>()->value_name("L"), "label stored with the candidate run (default: gate)")
       ("processes", po::value<int>()->value_name("K"),
-       "processes in the first round (default: from the baseline's between-process spread, 2..4)")
+       "processes in the first round (default: from the baseline's between-process spread, 2..3)")
       ("max-processes", po::value<int>()->value_name("N"),
-       "most processes per variant over all rounds (default: twice the first round's, at most 8)")
+       "most processes per variant over all rounds (default: the first round's + 2)")
       ("policy", po::value<std::string>()->value_name("FILE"),
        "thresholds (default: $PERFBENCH_POLICY, else built-in defaults; see baselines/policy.json)")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"),
@@ -106,6 +106,12 @@ std::vector<VariantRef> BaselineVariants(const RunData& baseline, RunSettings* s
   return variants;
 }
 
+// Repetitions per gate process: a third of the baseline's (at least 2).
+// Processes, not repetitions, are the independent samples; the
+// Kalibera-Jones optimum measured here for amp --quick is 2-5 per process
+// (`run --processes` prints it).
+int GateRepetitions(int baseline_repetitions) { return std::max(2, (baseline_repetitions + 2) / 3); }
+
 // Planned looks and the per-look levels (a Bonferroni split).
 struct Looks {
   int first = 0, max_processes = 0, extra_rounds = 0;
@@ -113,17 +119,18 @@ struct Looks {
   std::string sizing;  // why the first round has `first` processes
 };
 
-// The baseline's between-process spread: the median over its metrics of the
-// standard deviation of the log process medians (runs pooled); and the
-// fewest processes a metric has.
+// The baseline's between-process spread: the upper quartile over its judged
+// metrics of the standard deviation of the log process medians (runs
+// pooled): the noisier metrics decide how long a gate takes; and the fewest
+// processes a metric has.
 struct Spread {
   double log_sd = 0;
   size_t processes = 0;
 };
-Spread BaselineSpread(const RunData& b) {
+Spread BaselineSpread(const RunData& b, const Policy& policy) {
   std::map<std::string, ResultRecord> pooled;
   for (const auto& r : b.results) {
-    if (r.status != ResultStatus::kOk || r.samples.empty()) continue;
+    if (r.status != ResultStatus::kOk || r.samples.empty() || policy.For(r).informational) continue;
     auto [it, fresh] = pooled.emplace(ResultKey(r), r);
     if (!fresh) it->second.AppendProcesses(r);
   }
@@ -137,13 +144,17 @@ Spread BaselineSpread(const RunData& b) {
       if (m > 0) logs.push_back(std::log(m));
     if (logs.size() >= 2) sds.push_back(stats::StdDev(logs));
   }
-  if (!sds.empty()) s.log_sd = stats::Median(sds);
+  if (!sds.empty()) s.log_sd = stats::Quantile(sds, 0.75);
   return s;
 }
 
 // Processes for an interval of half-width limit/2 at the baseline's spread:
 // 2.5 sd sqrt(1/n_baseline + 1/n) <= limit / 2, within [kMinFirst, kMaxFirst].
-constexpr int kMinFirst = 2, kMaxFirst = 4, kMaxProcesses = 8;
+// One further round adds up to kExtra processes to undecided workloads: with
+// kMaxFirst + kExtra processes of a third of the baseline's repetitions a
+// gate costs at most about 3 runs of the baseline (a process of amp --quick:
+// ~4.2 s start, set-up and warm-up + ~1.55 s a repetition, measured).
+constexpr int kMinFirst = 2, kMaxFirst = 3, kExtra = 2;
 int FirstRound(const Spread& s, double limit, std::string* why) {
   if (s.processes < 2 || !(s.log_sd > 0)) {
     *why = "the baseline has one process per metric: no between-process spread to size by";
@@ -162,13 +173,13 @@ Looks PlanLooks(const po::variables_map& vm, const RunData& baseline, const Poli
   for (const auto& r : baseline.results)
     if (auto t = policy.For(r); !t.absolute && !t.informational) limits.push_back(t.value);
   const double limit = limits.empty() ? 0.05 : stats::Median(limits);
-  l.first = FirstRound(BaselineSpread(baseline), limit, &l.sizing);
+  l.first = FirstRound(BaselineSpread(baseline, policy), limit, &l.sizing);
   if (vm.count("processes")) {
     l.first = vm["processes"].as<int>();
     l.sizing = "--processes";
   }
   if (l.first < 1) throw UsageError("--processes must be at least 1");
-  l.max_processes = vm.count("max-processes") ? vm["max-processes"].as<int>() : std::max(l.first, std::min(2 * l.first, kMaxProcesses));
+  l.max_processes = vm.count("max-processes") ? vm["max-processes"].as<int>() : l.first + kExtra;
   if (l.max_processes < l.first)
     throw UsageError("--max-processes must be at least the first round's " + std::to_string(l.first));
   l.extra_rounds = (l.max_processes - l.first + l.first - 1) / l.first;
@@ -262,7 +273,9 @@ int GateCmd(const std::vector<std::string>& args) {
   // A baseline name needs the database to exist; a file does not.
   auto store = OpenStore(vm, LooksLikeFile(ref) ? Store::Mode::kCreate : Store::Mode::kExisting);
   const RunData baseline = LoadRunData(store.get(), ref, "baseline");
-  RunSettings settings = ResolveSettings(vm, RecordedSettings(baseline), GetDeviceBackend());
+  RunSettings recorded = RecordedSettings(baseline);
+  recorded.repetitions = GateRepetitions(recorded.repetitions);
+  RunSettings settings = ResolveSettings(vm, recorded, GetDeviceBackend());
   const auto variants = BaselineVariants(baseline, &settings);
   settings.data_dir = ResolveDataDir(vm, variants, settings.data_dir);
   const Looks looks = PlanLooks(vm, baseline, policy);

@@ -47,12 +47,14 @@ class Progress {
 
 void AddMeasureOptions(po::options_description& desc, bool for_gate) {
   const std::string from = " (default: the baseline's)";
+  const std::string reps_from = " (default: a third of the baseline's, at least 2)";
   auto def = [&](const std::string& run_default) { return for_gate ? from : " (default " + run_default + ")"; };
   const std::string reps = fmt::format("{}; {} with --quick", RunSettings::kRepetitions, RunSettings::kQuickRepetitions);
   const std::string warm = fmt::format("{}; {} with --quick", RunSettings::kWarmupSteps, RunSettings::kQuickWarmupSteps);
   desc.add_options()
       ("repetitions", po::value<int>()->value_name("N"),
-       ((for_gate ? "timed repetitions per variant in each process" : "timed repetitions per variant") + def(reps)).c_str())
+       (for_gate ? "timed repetitions per variant in each process" + reps_from
+                 : "timed repetitions per variant" + def(reps)).c_str())
       ("warmup", po::value<int>()->value_name("N"), ("discarded warm-up steps per variant" + def(warm)).c_str())
       ("device", po::value<std::string>()->value_name("D"), ("auto | cpu | cuda" + def("auto")).c_str())
       ("threads", po::value<int>()->value_name("N"), ("intra-op threads, 0: the library default" + def("0")).c_str())

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "cli.h"
@@ -13,6 +14,7 @@
 #include "report/gbench_import.h"
 #include "perfbench/statistics.h"
 #include "report/run_report.h"
+#include "two_level.h"
 
 namespace perfbench::cli {
 
@@ -183,13 +185,17 @@ History LoadHistory(Store& store, const RunData& baseline, const RunData& candid
   }
   if (usable.size() > kMaxHistoryRuns) usable.erase(usable.begin(), usable.end() - kMaxHistoryRuns);
   History h;
+  std::map<std::string, std::vector<double>> processes;
   for (int64_t id : usable)
     for (const auto& r : store.GetResults(id))
       if (r.status == ResultStatus::kOk && !r.samples.empty()) {
-        auto& series = h.series[ResultKey(r)];
+        const std::string key = ResultKey(r);
+        auto& series = h.series[key];
         if (series.empty()) series.emplace_back();
         series.front().push_back(stats::Median(r.samples));
+        processes[key].push_back(static_cast<double>(stats::Groups(r.samples, r.process).size()));
       }
+  for (const auto& [key, p] : processes) h.processes_per_run[key] = stats::Median(p);
   return h;
 }
 

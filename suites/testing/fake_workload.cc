@@ -13,14 +13,17 @@
 // while its sibling is kept; speedup is derived from step_time.
 //
 // selftest/noisy: a synthetic step time with two levels of noise, for the
-// statistics of processes as replicates: 10 ms times a per-process offset
-// exp(0.10 z) drawn from RunContext::process_seed (about 10% between
-// processes) times exp(0.01 z) per step (about 1% within), times
-// (1 + $PERFBENCH_SELFTEST_SLOWDOWN) when set: a planted slowdown that
-// keeps the variant's identity, so a gate or ab can be asked to find it.
+// statistics of processes as replicates, reproducible (no clock involved):
+// 10 ms times a per-process offset 1 + U(-b, b) drawn from
+// RunContext::process_seed (b = $PERFBENCH_SELFTEST_BETWEEN, default 0.05:
+// processes spread over about 10%) times exp(w z) per step (w =
+// $PERFBENCH_SELFTEST_WITHIN, default 0.01), times
+// (1 + $PERFBENCH_SELFTEST_SLOWDOWN) when set: a planted slowdown that keeps
+// the variant's identity, so that a gate or ab can be asked to find it.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <stdexcept>
@@ -108,38 +111,46 @@ WorkloadInfo PacedInfo() {
 
 PERFBENCH_REGISTER_WORKLOAD(PacedWorkload, PacedInfo());
 
+// A number from the environment, or `fallback`; nullopt when malformed.
+std::optional<double> EnvNumber(const char* name, double fallback) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  char* end = nullptr;
+  const double v = std::strtod(e, &end);
+  if (*end != 0 || !(v > -1 && v < 10)) return std::nullopt;
+  return v;
+}
+
 class NoisyWorkload final : public Workload {
  public:
-  static constexpr double kStepS = 0.010, kBetween = 0.10, kWithin = 0.01;
+  static constexpr double kStepS = 0.010;
   Status SetUp(const RunContext& ctx) override {
+    const auto between = EnvNumber("PERFBENCH_SELFTEST_BETWEEN", 0.05);
+    const auto within = EnvNumber("PERFBENCH_SELFTEST_WITHIN", 0.01);
+    const auto slowdown = EnvNumber("PERFBENCH_SELFTEST_SLOWDOWN", 0.0);
+    if (!between || !within || !slowdown || *between < 0 || *between >= 1 || *within < 0)
+      return Status::Error("PERFBENCH_SELFTEST_BETWEEN/WITHIN/SLOWDOWN: expected numbers (0 <= between < 1)");
     rng_.seed(ctx.process_seed);
-    std::normal_distribution<double> z;
-    offset_ = std::exp(kBetween * z(rng_));
-    if (const char* e = std::getenv("PERFBENCH_SELFTEST_SLOWDOWN"); e && *e) {
-      char* end = nullptr;
-      const double v = std::strtod(e, &end);
-      if (*end != 0 || !(v > -1)) return Status::Error("PERFBENCH_SELFTEST_SLOWDOWN: expected a number > -1");
-      offset_ *= 1 + v;
-    }
+    within_ = *within;
+    offset_ = (1 + std::uniform_real_distribution<double>(-*between, *between)(rng_)) * (1 + *slowdown);
     return Status::Ok();
   }
   Status RunStep(StepRecorder& rec) override {
-    std::normal_distribution<double> z;
-    rec.SetStepSeconds(kStepS * offset_ * std::exp(kWithin * z(rng_)));
+    rec.SetStepSeconds(kStepS * offset_ * std::exp(within_ * std::normal_distribution<double>()(rng_)));
     rec.SetItemsProcessed(32);
     return Status::Ok();
   }
 
  private:
   std::mt19937_64 rng_;
-  double offset_ = 1;
+  double offset_ = 1, within_ = 0;
 };
 
 WorkloadInfo NoisyInfo() {
   WorkloadInfo info;
   info.suite = "selftest";
   info.name = "noisy";
-  info.description = "synthetic step time: ~10% between processes, ~1% within, optional planted slowdown";
+  info.description = "synthetic step time: processes spread ~10%, steps ~1%, optional planted slowdown";
   info.metrics = {{"step_time", "s", Better::kLower}, {"throughput", "samples/s", Better::kHigher}};
   info.variants = Params::Product({{"model", {"synthetic"}}});
   info.hidden = true;

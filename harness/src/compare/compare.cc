@@ -87,20 +87,29 @@ std::string ChangeText(const MetricVerdict& m) {
   return Pct(m.ratio) + " [" + Pct(m.ci_low) + ", " + Pct(m.ci_high) + "]";
 }
 
-std::string LimitText(const MetricVerdict& m) {
-  std::string t = !m.absolute ? fmt::format("±{:.3g}%", m.threshold * 100)
-                              : fmt::format("±{:.3g}", m.threshold) +
-                                    (m.unit == "1" || m.unit.empty() ? "" : " " + m.unit);
-  if (m.noise_floor > m.policy_threshold)
-    t += fmt::format(" (noise floor from {} earlier runs, above the policy's {})", m.history_runs,
-                     m.absolute ? fmt::format("{:.3g}", m.policy_threshold)
-                                : fmt::format("{:.3g}%", m.policy_threshold * 100));
+std::string Amount(const MetricVerdict& m, double v) {
+  return !m.absolute ? fmt::format("{:.3g}%", v * 100)
+                     : fmt::format("{:.3g}", v) + (m.unit == "1" || m.unit.empty() ? "" : " " + m.unit);
+}
+
+// "±8.2% (noise floor for 5 vs 3 processes, from 6 earlier runs; policy 5%)"
+std::string LimitText(const MetricVerdict& m, double limit, double floor, bool scaled) {
+  std::string t = "±" + Amount(m, limit);
+  if (floor > m.policy_threshold && limit == floor)
+    t += fmt::format(" (noise floor{} from {} earlier runs; policy {})",
+                     scaled ? fmt::format(" for {} vs {} processes,", m.processes_baseline, m.processes_candidate) : "",
+                     m.history_runs, Amount(m, m.policy_threshold));
   else if (m.history_runs > 0)
     t += " (policy; the noise floor from history is below it)";
   else
     t += " (policy)";
   return t;
 }
+// The regression limit, and the equivalence margin.
+std::string LimitText(const MetricVerdict& m) {
+  return LimitText(m, m.threshold, m.floor_for_test, m.floor_for_test != m.noise_floor);
+}
+std::string MarginText(const MetricVerdict& m) { return LimitText(m, m.Margin(), m.noise_floor, false); }
 
 std::string LevelText(const MetricVerdict& m) {
   if (m.pairs > 0) return fmt::format("{} pairs of processes, signed-rank", m.pairs);
@@ -114,18 +123,23 @@ std::string LevelText(const MetricVerdict& m) {
 struct Oriented {
   double change, lo, hi;
 };
-Oriented Orient(const MetricVerdict& m) {
-  Oriented o = m.absolute ? Oriented{m.candidate_median - m.baseline_median, m.ci_low, m.ci_high}
-                          : Oriented{m.ratio - 1, m.ci_low - 1, m.ci_high - 1};
+Oriented Orient(const MetricVerdict& m, double low, double high) {
+  Oriented o = m.absolute ? Oriented{m.candidate_median - m.baseline_median, low, high}
+                          : Oriented{m.ratio - 1, low - 1, high - 1};
   if (!m.higher_is_better) o = {-o.change, -o.hi, -o.lo};
   return o;
+}
+
+std::string IntervalText(const MetricVerdict& m, double low, double high) {
+  return m.absolute ? "[" + Num(low) + ", " + Num(high) + "]" : "[" + Pct(low) + ", " + Pct(high) + "]";
 }
 
 }  // namespace
 
 void Judge(MetricVerdict& m, double alpha) {
   const double t = m.threshold;
-  const Oriented o = Orient(m);
+  const Oriented o = Orient(m, m.ci_low, m.ci_high);
+  const Oriented eq = m.has_eq ? Orient(m, m.eq_low, m.eq_high) : o;
   const std::string what = m.metric + " " + ChangeText(m) + fmt::format(", q={:.3g}; ", m.q_value) + LevelText(m);
   const bool significant = m.q_value < alpha;
   if (significant && o.change < -t) {
@@ -134,17 +148,21 @@ void Judge(MetricVerdict& m, double alpha) {
   } else if (significant && o.change > t) {
     m.verdict = Verdict::kImprovement;
     m.reason = what + ", limit " + LimitText(m);
-  } else if (o.lo >= -t && o.hi <= t) {
-    // Equivalence at the limit: the policy's, or the noise floor history
-    // raised it to (then the reason says a smaller change could not be seen).
+  } else if (eq.lo >= -m.Margin() && eq.hi <= m.Margin()) {
+    // Equivalence at the margin: the policy's limit, or the noise floor
+    // history raised it to (then the reason says a smaller change could not
+    // be told from the machine's run-to-run noise).
     m.verdict = Verdict::kUnchanged;
-    m.reason = what + ": interval within " + LimitText(m);
+    m.reason = what + ": " +
+               (m.has_eq ? fmt::format("{:g}% interval {} ", 100 * m.eq_confidence, IntervalText(m, m.eq_low, m.eq_high))
+                         : std::string("interval ")) +
+               "within " + MarginText(m);
   } else {
     m.verdict = Verdict::kInconclusive;
     if (!significant && std::fabs(o.change) > t)
       m.reason = what + ": change beyond " + LimitText(m) + fmt::format(" but not significant (q >= {:g})", alpha);
     else
-      m.reason = what + ": interval crosses the " + LimitText(m) + " limit; more samples would decide";
+      m.reason = what + ": interval crosses the " + MarginText(m) + " margin; more samples would decide";
   }
 }
 
@@ -244,14 +262,23 @@ bool JudgePresence(MetricVerdict& m, const ResultRecord* ra, const ResultRecord*
 namespace {
 
 // The noise floor learned from history raises the limit.
-void ApplyNoiseFloor(MetricVerdict& m, const std::vector<std::vector<double>>* series) {
-  if (!series || m.absolute) return;  // relative changes of a near-zero difference mean nothing
+// After Measure (the floor of a process-level comparison depends on its processes).
+void ApplyNoiseFloor(MetricVerdict& m, const History& h, const std::string& key) {
+  auto it = h.series.find(key);
+  if (it == h.series.end() || m.absolute) return;  // relative changes of a near-zero difference mean nothing
   size_t runs = 0;
-  const double floor = NoiseFloor(*series, &runs);
+  double floor = NoiseFloor(it->second, &runs);
   if (runs < kMinHistoryRuns) return;
   m.history_runs = runs;
-  m.noise_floor = floor;
-  m.threshold = std::max(m.threshold, m.noise_floor);
+  m.noise_floor = m.floor_for_test = floor;
+  if (m.level == Level::kProcess) {
+    auto k = h.processes_per_run.find(key);
+    const double per_run = k == h.processes_per_run.end() ? 1.0 : std::max(1.0, k->second);
+    const double n_a = static_cast<double>(m.processes_baseline), n_b = static_cast<double>(m.processes_candidate);
+    m.floor_for_test = floor * std::min(1.0, std::sqrt(per_run * (1 / n_a + 1 / n_b) / 2));
+  }
+  m.threshold = std::max(m.threshold, m.floor_for_test);
+  m.margin = std::max(m.policy_threshold, m.noise_floor);
 }
 
 bool AllPositive(const std::vector<double>& v) {
@@ -317,6 +344,17 @@ void Measure(MetricVerdict& m, const ResultRecord& ra, const ResultRecord& rb, d
     MeasureProcesses(m, pa, pb, confidence);
   else
     MeasureWithin(m, ra.samples, rb.samples, confidence);
+}
+
+// The (1 - 2 alpha) interval for the equivalence claim (TOST at alpha).
+template <typename MeasureFn>
+void MeasureEquivalence(MetricVerdict& m, double alpha, MeasureFn measure) {
+  MetricVerdict e = m;
+  m.eq_confidence = std::clamp(1 - 2 * alpha, 0.5, 0.999);
+  measure(e, m.eq_confidence);
+  m.eq_low = e.ci_low;
+  m.eq_high = e.ci_high;
+  m.has_eq = true;
 }
 
 // Baseline order, then what only the candidate has.
@@ -387,9 +425,9 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
     const ResultRecord* rb = cand.count(k) ? &cand.at(k) : nullptr;
     MetricVerdict m = Describe(ra, rb, policy);
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
-      auto it = history.series.find(k);
-      ApplyNoiseFloor(m, it == history.series.end() ? nullptr : &it->second);
       Measure(m, *ra, *rb, policy.confidence);
+      MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { Measure(e, *ra, *rb, conf); });
+      ApplyNoiseFloor(m, history, k);
       if (m.informational) {
         m.q_value = m.p_value;
         m.verdict = Verdict::kInfo;
@@ -469,6 +507,7 @@ Comparison ComparePaired(const PairedData& d, const Policy& policy) {
         m.reason = fmt::format("{} pair(s) with samples on both sides, need >= 2", changes.size());
       } else {
         MeasurePairs(m, changes, policy.confidence);
+        MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { MeasurePairs(e, changes, conf); });
         if (m.informational) {
           m.q_value = m.p_value;
           m.verdict = Verdict::kInfo;

@@ -19,14 +19,22 @@
 // For metrics with an absolute threshold the same on values, not logs.
 //   q_value    Benjamini-Hochberg across all metrics of the comparison
 //   limit      max(the policy's threshold, the metric's noise floor from
-//              history): with >= 5 earlier runs (History), Q3 + 3 IQR of
-//              the absolute relative changes between consecutive runs'
+//              history): with >= 5 earlier runs (History), F = Q3 + 3 IQR
+//              of the absolute relative changes between consecutive runs'
 //              medians, the last 30 (rustc-perf's significance threshold).
-//              The reason says which applied.
+//              F is the change one run can show against the next, and the
+//              equivalence margin: `unchanged` claims no change beyond
+//              max(policy, F). For regressions and improvements, within
+//              processes the floor is F; at the process level the test
+//              already sees process-to-process variation, and a comparison
+//              of n_a with n_b processes varies less than one of single runs:
+//              F sqrt(k (1/n_a + 1/n_b) / 2), k the processes of a history
+//              run (at most F). The reason says which applied.
 // Verdicts, oriented by the metric's direction:
 //   regression    q < alpha AND the change is worse than the threshold
 //   improvement   q < alpha AND the change is better than the threshold
-//   unchanged     the whole interval lies within +-limit (equivalence at the
+//   unchanged     the (1 - 2 alpha) interval lies within +-limit: two one-sided
+//                 tests at alpha (TOST, Schuirmann 1987): equivalence at the
 //                 policy's threshold, or at the noise floor when history
 //                 raised the limit: a change below the floor cannot be told
 //                 from the machine's run-to-run noise, and the reason says so)
@@ -81,6 +89,8 @@ struct RunData {
 // order, for the noise floor. Built by the caller from the store.
 struct History {
   std::map<std::string, std::vector<std::vector<double>>> series;
+  // Median processes per history run, per key (1 when absent).
+  std::map<std::string, double> processes_per_run;
 };
 
 // Which samples a metric's test rests on.
@@ -97,10 +107,17 @@ struct MetricVerdict {
   size_t n_baseline = 0, n_candidate = 0;
   double baseline_median = 0, candidate_median = 0;
   double ratio = 0, ci_low = 0, ci_high = 0;  // ratio (or difference for absolute thresholds)
+  // The (1 - 2 alpha) interval the equivalence claim rests on (TOST); when
+  // unset, `unchanged` is judged on ci_low/ci_high.
+  double eq_low = 0, eq_high = 0, eq_confidence = 0;
+  bool has_eq = false;
   bool absolute = false;
-  double threshold = 0;        // the limit applied: max(policy's, noise floor)
+  double threshold = 0;        // regression/improvement limit: max(policy's, floor_for_test)
   double policy_threshold = 0; // the policy's limit
-  double noise_floor = 0;      // from history (0: fewer than kMinHistoryRuns earlier runs)
+  double margin = 0;           // equivalence margin: max(policy's, noise_floor); 0: the threshold
+  double noise_floor = 0;      // F from history (0: fewer than kMinHistoryRuns earlier runs)
+  double floor_for_test = 0;   // F, scaled to this comparison's processes at the process level
+  double Margin() const { return margin > 0 ? margin : threshold; }
   size_t history_runs = 0;     // earlier runs the floor was learned from
   Level level = Level::kWithinProcess;
   size_t processes_baseline = 0, processes_candidate = 0;

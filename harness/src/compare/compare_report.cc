@@ -144,6 +144,53 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
   return o.str();
 }
 
+namespace {
+
+nlohmann::ordered_json Num(double v, bool present) {
+  return present && std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json MetricJson(const MetricVerdict& m) {
+  auto num = Num;
+    nlohmann::ordered_json j;
+    j["suite"] = m.suite;
+    j["workload"] = m.workload;
+    nlohmann::ordered_json params = nlohmann::ordered_json::object();
+    for (const auto& [k, v] : m.params.items()) params[k] = v;
+    j["params"] = params;
+    j["metric"] = m.metric;
+    j["unit"] = m.unit;
+    j["higher_is_better"] = m.higher_is_better;
+    j["baseline_median"] = num(m.baseline_median, m.n_baseline > 0);
+    j["candidate_median"] = num(m.candidate_median, m.n_candidate > 0);
+    j["n_baseline"] = m.n_baseline;
+    j["n_candidate"] = m.n_candidate;
+    j["ratio"] = num(m.ratio, m.tested);
+    j["interval_kind"] = m.absolute ? "difference" : "ratio";
+    j["ci_low"] = num(m.ci_low, m.tested);
+    j["ci_high"] = num(m.ci_high, m.tested);
+    j["eq_low"] = num(m.eq_low, m.has_eq);
+    j["eq_high"] = num(m.eq_high, m.has_eq);
+    j["eq_confidence"] = num(m.eq_confidence, m.has_eq);
+    j["p_value"] = num(m.p_value, m.tested);
+    j["q_value"] = num(m.q_value, m.tested && !m.informational);
+    j["threshold"] = m.threshold;
+    j["policy_threshold"] = m.policy_threshold;
+    j["margin"] = m.Margin();
+    j["noise_floor"] = num(m.noise_floor, m.history_runs > 0 && m.tested);
+    j["floor_for_test"] = num(m.floor_for_test, m.history_runs > 0 && m.tested);
+    j["history_runs"] = m.history_runs;
+    j["level"] = !m.tested ? nlohmann::ordered_json() : m.level == Level::kProcess ? "process" : "within-process";
+    j["processes_baseline"] = m.processes_baseline;
+    j["processes_candidate"] = m.processes_candidate;
+    j["threshold_kind"] = m.informational ? "informational" : m.absolute ? "absolute" : "relative";
+    j["verdict"] = Name(m.verdict);
+    j["reason"] = m.reason;
+  return j;
+}
+
+}  // namespace
+
 nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, const RunData& b, bool only_changed) {
   auto run = [](const RunData& d) {
     nlohmann::ordered_json j;
@@ -157,10 +204,10 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
     j["settings"] = d.run.settings;
     return j;
   };
-  auto num = [](double v, bool present) { return present && std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(); };
   nlohmann::ordered_json doc;
-  // 2: per metric level, processes_*, policy_threshold and history_runs
-  // (baseline_runs is gone: the floor is learned from history).
+  // 2: per metric level, processes_*, policy_threshold, history_runs and the
+  // equivalence interval eq_* (baseline_runs is gone: the floor is learned
+  // from history).
   doc["schema_version"] = 2;
   doc["baseline"] = run(a);
   doc["candidate"] = run(b);
@@ -171,36 +218,7 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
   doc["differences"] = diffs;
   nlohmann::ordered_json ms = nlohmann::ordered_json::array();
   for (const auto* m : Sorted(c, only_changed)) {
-    nlohmann::ordered_json j;
-    j["suite"] = m->suite;
-    j["workload"] = m->workload;
-    nlohmann::ordered_json params = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : m->params.items()) params[k] = v;
-    j["params"] = params;
-    j["metric"] = m->metric;
-    j["unit"] = m->unit;
-    j["higher_is_better"] = m->higher_is_better;
-    j["baseline_median"] = num(m->baseline_median, m->n_baseline > 0);
-    j["candidate_median"] = num(m->candidate_median, m->n_candidate > 0);
-    j["n_baseline"] = m->n_baseline;
-    j["n_candidate"] = m->n_candidate;
-    j["ratio"] = num(m->ratio, m->tested);
-    j["interval_kind"] = m->absolute ? "difference" : "ratio";
-    j["ci_low"] = num(m->ci_low, m->tested);
-    j["ci_high"] = num(m->ci_high, m->tested);
-    j["p_value"] = num(m->p_value, m->tested);
-    j["q_value"] = num(m->q_value, m->tested && !m->informational);
-    j["threshold"] = m->threshold;
-    j["policy_threshold"] = m->policy_threshold;
-    j["noise_floor"] = num(m->noise_floor, m->history_runs > 0 && m->tested);
-    j["history_runs"] = m->history_runs;
-    j["level"] = !m->tested ? nlohmann::ordered_json() : m->level == Level::kProcess ? "process" : "within-process";
-    j["processes_baseline"] = m->processes_baseline;
-    j["processes_candidate"] = m->processes_candidate;
-    j["threshold_kind"] = m->informational ? "informational" : m->absolute ? "absolute" : "relative";
-    j["verdict"] = Name(m->verdict);
-    j["reason"] = m->reason;
-    ms.push_back(std::move(j));
+    ms.push_back(MetricJson(*m));
   }
   doc["metrics"] = ms;
   return doc;

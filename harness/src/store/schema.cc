@@ -1,11 +1,10 @@
 #include "store/schema.h"
 
 namespace perfbench::schema {
+namespace {
 
-const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> steps = {
-      // 0 -> 1: runs, results, samples.
-      R"sql(
+// 0 -> 1: runs, results, samples.
+constexpr const char* kV1 = R"sql(
 CREATE TABLE runs (
   id           INTEGER PRIMARY KEY,
   label        TEXT,
@@ -49,23 +48,25 @@ CREATE TABLE samples (
   value     REAL NOT NULL,
   PRIMARY KEY (result_id, seq)
 ) WITHOUT ROWID;
-)sql",
-      // 1 -> 2: named baselines, each pointing at a stored run.
-      R"sql(
+)sql";
+
+// 1 -> 2: named baselines, each pointing at a stored run.
+constexpr const char* kV2 = R"sql(
 CREATE TABLE baselines (
   name        TEXT PRIMARY KEY,
   run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE RESTRICT,
   created_at  TEXT NOT NULL
 );
 CREATE INDEX baselines_run ON baselines(run_id);
-)sql",
-      // 2 -> 3: processes as replicates. Every sample records the process
-      // that measured it; results carry their variance components; a
-      // baseline names one or more runs. The baselines table is rebuilt
-      // without its run column (SQLite cannot drop a foreign-key column):
-      // the new table is made and referenced first, so dropping the old one
-      // cascades nothing.
-      R"sql(
+)sql";
+
+// 2 -> 3: processes as replicates. Every sample records the process
+// that measured it; results carry their variance components; a
+// baseline names one or more runs. The baselines table is rebuilt
+// without its run column (SQLite cannot drop a foreign-key column):
+// the new table is made and referenced first, so dropping the old one
+// cascades nothing.
+constexpr const char* kV3 = R"sql(
 ALTER TABLE samples ADD COLUMN process INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN processes INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE results ADD COLUMN var_within REAL;
@@ -84,8 +85,12 @@ INSERT INTO baseline_runs (name, run_id) SELECT name, run_id FROM baselines;
 DROP TABLE baselines;
 ALTER TABLE baselines_v3 RENAME TO baselines;
 CREATE INDEX baseline_runs_run ON baseline_runs(run_id);
-)sql",
-  };
+)sql";
+
+}  // namespace
+
+const std::vector<const char*>& Migrations() {
+  static const std::vector<const char*> steps = {kV1, kV2, kV3};
   return steps;
 }
 

@@ -1,0 +1,119 @@
+// Processes as replicates through the real binary: run --processes, baselines
+// of several runs, the gate's process rounds, and paired ab runs, on the
+// selftest/noisy workload (a reproducible synthetic step time: processes
+// spread over about 10%, steps about 1%, and a planted slowdown on demand).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "support/process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class Processes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("perfbench_proc_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  perfbench::testing::ProcessResult Run(const std::string& args, const std::string& env = "") {
+    return perfbench::testing::RunIn(dir_, "env -u PERFBENCH_DB -u PERFBENCH_SELFTEST_SLOWDOWN " + env + " " +
+                                               PERFBENCH_BIN + " " + args);
+  }
+  nlohmann::json Show(const std::string& run) { return nlohmann::json::parse(Run("show " + run + " --format json").out); }
+  std::string Slurp(const std::string& name) {
+    std::ifstream in(dir_ / name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+  static constexpr const char* kNoisy = "--suite selftest --filter noisy --format none";
+  fs::path dir_;
+};
+
+TEST_F(Processes, RunStoresEverySamplesProcessAndTheVarianceComponents) {
+  auto r = Run(std::string("run --suite selftest --filter noisy --processes 4 --repetitions 8"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("process 4/4"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("processes: within / between"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("next time: "), std::string::npos) << r.err;
+  const auto doc = Show("latest");
+  EXPECT_EQ(doc["run"]["settings"]["processes"], 4);
+  EXPECT_EQ(doc["run"]["settings"]["repetitions"], 2);  // ceil(8 / 4) per process
+  const auto& res = doc["results"][0];
+  EXPECT_EQ(res["process"], nlohmann::json({0, 0, 1, 1, 2, 2, 3, 3}));
+  EXPECT_EQ(res["components"]["processes"], 4);
+  // Processes spread over ~10%, steps ~1%: between dominates within.
+  EXPECT_GT(res["components"]["between_cv"].get<double>(), 2 * res["components"]["within_cv"].get<double>());
+  EXPECT_EQ(Run("run --processes 0").code, 2);
+}
+
+TEST_F(Processes, BaselinesOfSeveralRunsRoundTripWithTheirProcesses) {
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label r").code, 0);
+  ASSERT_EQ(Run(std::string("run ") + kNoisy + " --processes 2 --label p").code, 0);
+  auto set = Run("baseline set nb r");  // a label names all its runs
+  ASSERT_EQ(set.code, 0) << set.err;
+  EXPECT_NE(set.out.find("runs 1, 2"), std::string::npos) << set.out;
+  auto add = Run("baseline add nb p");
+  ASSERT_EQ(add.code, 0) << add.err;
+  EXPECT_NE(add.out.find("(runs 1, 2, 3)"), std::string::npos) << add.out;
+  EXPECT_NE(Run("baseline add nb p").out.find("already has run 3"), std::string::npos);
+  EXPECT_EQ(Run("baseline add nb 99").code, 2);
+  EXPECT_EQ(Run("baseline add nope 1").code, 2);
+  ASSERT_EQ(Run("baseline export nb nb.json").code, 0);
+  const auto doc = nlohmann::json::parse(Slurp("nb.json"));
+  ASSERT_EQ(doc["runs"].size(), 3u);
+  EXPECT_EQ(doc["runs"][2]["results"][0]["process"].size(), doc["runs"][2]["results"][0]["samples"].size());
+  ASSERT_EQ(Run("baseline import nb.json --db other.db").code, 0);
+  ASSERT_EQ(Run("baseline export nb again.json --db other.db").code, 0);
+  EXPECT_EQ(Slurp("again.json"), Slurp("nb.json"));
+  // compare pools the baseline's runs: every run is a process.
+  auto cmp = Run("compare nb p --format json");
+  ASSERT_EQ(cmp.code, 0) << cmp.err;
+  const auto m = nlohmann::json::parse(cmp.out)["metrics"][0];
+  EXPECT_EQ(m["processes_baseline"], 4);  // 1 + 1 + 2
+  EXPECT_EQ(m["level"], "process");
+}
+
+TEST_F(Processes, AGateAgainstAFiveRunBaselinePassesTheSameBuildAndFindsAPlantedSlowdown) {
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label base").code, 0);
+  ASSERT_EQ(Run("baseline set main base").code, 0);
+  for (int i = 0; i < 3; ++i) {
+    auto aa = Run("gate --baseline main --format json");
+    EXPECT_EQ(aa.code, 0) << aa.out << aa.err;
+  }
+  auto slow = Run("gate --baseline main --format json --label slow", "PERFBENCH_SELFTEST_SLOWDOWN=0.2");
+  ASSERT_EQ(slow.code, 1) << slow.out << slow.err;
+  const auto j = nlohmann::json::parse(slow.out);
+  for (const auto& m : j["metrics"]) {
+    EXPECT_EQ(m["verdict"], "regression") << m["reason"];
+    EXPECT_EQ(m["level"], "process");
+  }
+}
+
+TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
+  auto aa = Run("ab --suite selftest --filter noisy --pairs 6 --format json", "PERFBENCH_SELFTEST_BETWEEN=0.01");
+  ASSERT_EQ(aa.code, 0) << aa.out << aa.err;
+  const auto j = nlohmann::json::parse(aa.out);
+  EXPECT_EQ(j["metrics"][0]["level"], "process");
+  EXPECT_NE(j["metrics"][0]["reason"].get<std::string>().find("6 pairs"), std::string::npos);
+  const auto runs = nlohmann::json::parse(Run("runs --format json").out)["runs"];
+  EXPECT_EQ(runs.size(), 12u);
+  auto ab = Run("ab --suite selftest --filter noisy --format none --b-env PERFBENCH_SELFTEST_SLOWDOWN=0.2");
+  EXPECT_EQ(ab.code, 1) << ab.err;
+  EXPECT_NE(ab.err.find("pair 8/8"), std::string::npos) << ab.err;
+  for (const char* bad : {"ab --pairs 1", "ab --a-bin /nonexistent/perfbench", "ab --label x", "ab --a-env NOEQUALS"})
+    EXPECT_EQ(Run(bad).code, 2) << bad;
+}
+
+}  // namespace
