@@ -4,6 +4,7 @@
 // from build/bench/verdict_quality.
 #include <gtest/gtest.h>
 
+#include "gate_sim.h"
 #include "verdict_sim.h"
 
 namespace perfbench {
@@ -68,6 +69,26 @@ TEST(VerdictQuality, TheSimulationIsDeterministic) {
   sim::MakeRuns(c, &a1, &b1);
   sim::MakeRuns(c, &a2, &b2);
   EXPECT_EQ(a1.results.front().samples, a2.results.front().samples);
+}
+
+// Two levels of noise (processes, then repetitions): the single-process
+// compare cries wolf, the gate does not and still finds a large regression.
+TEST(GateQuality, ProcessesAreTheUnitTheGateDoesNotCryWolf) {
+  sim::GateConfig c;
+  c.metrics = 50;
+  c.trials = 12;
+  c.between = 0.04;
+  c.within = 0.03;
+  c.seed = 5;
+  const auto single = sim::SimulateScheme(sim::Scheme::kSingle, c);
+  EXPECT_GE(single.trials_with_false_regression, 6) << "within-process tests ignore process noise";
+  const auto gate = sim::SimulateScheme(sim::Scheme::kGate, c);
+  EXPECT_LE(gate.trials_with_false_regression, 1);  // about 1% of trials (300-trial run: 3)
+  EXPECT_GT(gate.unchanged, gate.null_metrics * 8 / 10);  // most null metrics decided, not inconclusive
+  EXPECT_LE(gate.processes, 5 + 5.0);                     // baseline + at most 3 + 2 gate processes
+  c.regression = 0.25;
+  EXPECT_GE(sim::SimulateScheme(sim::Scheme::kGate, c).Power(), 0.7);
+  EXPECT_GE(sim::SimulateScheme(sim::Scheme::kAb, c).Power(), 0.9);
 }
 
 }  // namespace

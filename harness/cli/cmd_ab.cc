@@ -36,10 +36,12 @@ constexpr const char* kUsage =
     "Every metric is judged on its N pair log ratios, so drift of the machine between pairs\n"
     "cancels: Wilcoxon signed-rank test (SciPy's wilcoxon), Hodges-Lehmann estimate and\n"
     "interval of the ratio, Benjamini-Hochberg across metrics, verdicts at the policy's limits.\n"
-    "With 8 pairs the smallest two-sided p is 2/256 = 0.0078.\n"
+    "With the default 10 pairs the smallest two-sided p is 2/1024 = 0.002.\n"
     "Exit 0 pass, 1 regression (B worse than A), 2 bad input, 3 inconclusive, 4 a process failed.";
 
-constexpr int kDefaultPairs = 8;
+// 10 pairs: the smallest exact two-sided p is 2/1024, small enough to pass
+// Benjamini-Hochberg when 10 of 200 metrics change (0.05 * 10 / 200).
+constexpr int kDefaultPairs = 10;
 
 po::options_description AbOptions() {
   po::options_description desc("options");

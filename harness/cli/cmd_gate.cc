@@ -3,10 +3,8 @@
 // process level, and when metrics are inconclusive adds processes to those
 // workloads only, up to --max-processes, testing each look at alpha / K
 // (K planned looks).
-#include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <iostream>
 #include <map>
 #include <set>
@@ -14,12 +12,11 @@
 #include "cli.h"
 #include "common.h"
 #include "compare/compare.h"
+#include "compare/gate_plan.h"
 #include "report/run_report.h"
 #include "run_support.h"
 #include "processes.h"
 #include "sources.h"
-#include "two_level.h"
-#include "perfbench/statistics.h"
 
 namespace perfbench::cli {
 namespace {
@@ -106,88 +103,14 @@ std::vector<VariantRef> BaselineVariants(const RunData& baseline, RunSettings* s
   return variants;
 }
 
-// Repetitions per gate process: a third of the baseline's (at least 2).
-// Processes, not repetitions, are the independent samples; the
-// Kalibera-Jones optimum measured here for amp --quick is 2-5 per process
-// (`run --processes` prints it).
-int GateRepetitions(int baseline_repetitions) { return std::max(2, (baseline_repetitions + 2) / 3); }
-
-// Planned looks and the per-look levels (a Bonferroni split).
-struct Looks {
-  int first = 0, max_processes = 0, extra_rounds = 0;
-  Policy policy;
-  std::string sizing;  // why the first round has `first` processes
-};
-
-// The baseline's between-process spread: the upper quartile over its judged
-// metrics of the standard deviation of the log process medians (runs
-// pooled): the noisier metrics decide how long a gate takes; and the fewest
-// processes a metric has.
-struct Spread {
-  double log_sd = 0;
-  size_t processes = 0;
-};
-Spread BaselineSpread(const RunData& b, const Policy& policy) {
-  std::map<std::string, ResultRecord> pooled;
-  for (const auto& r : b.results) {
-    if (r.status != ResultStatus::kOk || r.samples.empty() || policy.For(r).informational) continue;
-    auto [it, fresh] = pooled.emplace(ResultKey(r), r);
-    if (!fresh) it->second.AppendProcesses(r);
+GatePlan PlanFromFlags(const po::variables_map& vm, const RunData& baseline, int baseline_repetitions,
+                       const Policy& policy) {
+  try {
+    return PlanGate(baseline, baseline_repetitions, policy, vm.count("processes") ? vm["processes"].as<int>() : 0,
+                    vm.count("max-processes") ? vm["max-processes"].as<int>() : 0);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  Spread s;
-  std::vector<double> sds;
-  for (const auto& [key, r] : pooled) {
-    const auto medians = stats::ProcessMedians(stats::Groups(r.samples, r.process));
-    s.processes = s.processes == 0 ? medians.size() : std::min(s.processes, medians.size());
-    std::vector<double> logs;
-    for (double m : medians)
-      if (m > 0) logs.push_back(std::log(m));
-    if (logs.size() >= 2) sds.push_back(stats::StdDev(logs));
-  }
-  if (!sds.empty()) s.log_sd = stats::Quantile(sds, 0.75);
-  return s;
-}
-
-// Processes for an interval of half-width limit/2 at the baseline's spread:
-// 2.5 sd sqrt(1/n_baseline + 1/n) <= limit / 2, within [kMinFirst, kMaxFirst].
-// One further round adds up to kExtra processes to undecided workloads: with
-// kMaxFirst + kExtra processes of a third of the baseline's repetitions a
-// gate costs at most about 3 runs of the baseline (a process of amp --quick:
-// ~4.2 s start, set-up and warm-up + ~1.55 s a repetition, measured).
-constexpr int kMinFirst = 2, kMaxFirst = 3, kExtra = 2;
-int FirstRound(const Spread& s, double limit, std::string* why) {
-  if (s.processes < 2 || !(s.log_sd > 0)) {
-    *why = "the baseline has one process per metric: no between-process spread to size by";
-    return 3;
-  }
-  const double room = std::pow(limit / (2 * 2.5 * s.log_sd), 2) - 1.0 / static_cast<double>(s.processes);
-  const int n = room > 0 ? static_cast<int>(std::ceil(1 / room)) : kMaxFirst;
-  *why = fmt::format("baseline: {} processes, between-process spread {:.1f}%, limit {:.3g}%", s.processes,
-                     100 * s.log_sd, 100 * limit);
-  return std::clamp(n, kMinFirst, kMaxFirst);
-}
-
-Looks PlanLooks(const po::variables_map& vm, const RunData& baseline, const Policy& policy) {
-  Looks l;
-  std::vector<double> limits;
-  for (const auto& r : baseline.results)
-    if (auto t = policy.For(r); !t.absolute && !t.informational) limits.push_back(t.value);
-  const double limit = limits.empty() ? 0.05 : stats::Median(limits);
-  l.first = FirstRound(BaselineSpread(baseline, policy), limit, &l.sizing);
-  if (vm.count("processes")) {
-    l.first = vm["processes"].as<int>();
-    l.sizing = "--processes";
-  }
-  if (l.first < 1) throw UsageError("--processes must be at least 1");
-  l.max_processes = vm.count("max-processes") ? vm["max-processes"].as<int>() : l.first + kExtra;
-  if (l.max_processes < l.first)
-    throw UsageError("--max-processes must be at least the first round's " + std::to_string(l.first));
-  l.extra_rounds = (l.max_processes - l.first + l.first - 1) / l.first;
-  const int looks = 1 + l.extra_rounds;
-  l.policy = policy;
-  l.policy.alpha = policy.alpha / looks;
-  l.policy.confidence = 1 - (1 - policy.confidence) / looks;
-  return l;
 }
 
 // Variant keys of the workloads with an inconclusive metric.
@@ -218,13 +141,13 @@ void AddProcesses(Store& store, const RunSettings& s, const std::vector<std::str
 // The first round, then further rounds while metrics stay inconclusive;
 // each adds processes to the undecided workloads only.
 Comparison RunRounds(Store& store, const RunSettings& s, const RunData& baseline, const History& history,
-                     const std::vector<VariantRef>& variants, const Looks& looks, Candidate* cand) {
+                     const std::vector<VariantRef>& variants, const GatePlan& looks, Candidate* cand) {
   AddProcesses(store, s, {}, 0, looks.first, looks.max_processes, cand);
   Comparison c = Compare(baseline, cand->data, looks.policy, false, history);
   int next = looks.first;
   for (int round = 1; round <= looks.extra_rounds; ++round) {
     const auto again = Undecided(c, variants);
-    const int more = std::min(looks.first, looks.max_processes - next);
+    const int more = NextRound(looks, next);
     if (again.empty() || more <= 0) break;
     std::cerr << "gate: round " << round + 1 << ": " << again.size() << " variant(s) inconclusive, +" << more
               << " processes\n";
@@ -274,11 +197,11 @@ int GateCmd(const std::vector<std::string>& args) {
   auto store = OpenStore(vm, LooksLikeFile(ref) ? Store::Mode::kCreate : Store::Mode::kExisting);
   const RunData baseline = LoadRunData(store.get(), ref, "baseline");
   RunSettings recorded = RecordedSettings(baseline);
-  recorded.repetitions = GateRepetitions(recorded.repetitions);
+  const GatePlan looks = PlanFromFlags(vm, baseline, recorded.repetitions, policy);
+  recorded.repetitions = looks.repetitions;
   RunSettings settings = ResolveSettings(vm, recorded, GetDeviceBackend());
   const auto variants = BaselineVariants(baseline, &settings);
   settings.data_dir = ResolveDataDir(vm, variants, settings.data_dir);
-  const Looks looks = PlanLooks(vm, baseline, policy);
   settings.processes = looks.first;
   Candidate cand = BeginCandidate(vm, *store, settings, baseline, policy, args);
   const History history = LoadHistory(*store, baseline, cand.data);

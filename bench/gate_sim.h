@@ -1,0 +1,59 @@
+// Simulated gates with two levels of noise, for judging how perfbench
+// decides when processes, not repetitions, are the independent samples.
+// Used by the gate_quality program (figures) and by tests (fixed seeds).
+//
+// Noise model, per metric (a time: lower is better, true value 1): every
+// process draws an offset exp(between * z); every repetition inside it
+// exp(within * z) on top (z standard normal, independent). A regressed
+// metric's candidate processes are multiplied by 1 + regression.
+//
+// Schemes, each with its cost in processes:
+//   single    one process a side (`compare run1 run2`), within-process test
+//   gate      the default gate (PlanGate) against a baseline of 5 runs of one
+//             process each, its noise floor learned from those 5 runs; extra
+//             rounds add processes to the undecided metrics
+//   gate+history  the same gate after 25 earlier gates of the unchanged
+//             build: its floor learned from 30 runs (steady state of a
+//             nightly gate)
+//   ab        `perfbench ab`: 10 pairs of processes, signed-rank on the pair
+//             log ratios (no drift between pairs in this model)
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compare/compare.h"
+
+namespace perfbench::sim {
+
+enum class Scheme { kSingle, kGate, kGateHistory, kAb };
+std::string ToString(Scheme s);
+
+struct GateConfig {
+  int metrics = 200;
+  int trials = 100;           // comparisons (gates) simulated
+  double between = 0.10;      // process-to-process sd of log time
+  double within = 0.02;       // repetition-to-repetition sd of log time
+  int repetitions = 7;        // per process of a baseline run (`run --quick`)
+  int baseline_runs = 5;
+  int pairs = 10;             // ab
+  int earlier_gates = 25;     // gate+history
+  double regression = 0;      // 0: A/A
+  double regressed_share = 0.05;
+  uint64_t seed = 1;
+  Policy policy = Policy::Default();
+};
+
+struct GateOutcome {
+  int trials = 0;
+  int trials_with_false_regression = 0;
+  long long regressed_metrics = 0, detected = 0;
+  long long null_metrics = 0, unchanged = 0, inconclusive = 0;  // verdicts of null metrics
+  double processes = 0;  // mean cost per trial, both sides
+  double FalseAlarmShare() const { return trials ? double(trials_with_false_regression) / trials : 0; }
+  double Power() const { return regressed_metrics ? double(detected) / regressed_metrics : 0; }
+};
+
+GateOutcome SimulateScheme(Scheme scheme, const GateConfig& config);
+
+}  // namespace perfbench::sim
