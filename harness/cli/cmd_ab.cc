@@ -35,7 +35,8 @@ constexpr const char* kUsage =
     "Both binaries default to this one. Each process is stored as a run labelled ab-a or ab-b.\n"
     "Every metric is judged on its N pair log ratios, so drift of the machine between pairs\n"
     "cancels: Wilcoxon signed-rank test (SciPy's wilcoxon), Hodges-Lehmann estimate and\n"
-    "interval of the ratio, Benjamini-Hochberg across metrics, verdicts at the policy's limits.\n"
+    "interval of the ratio, Benjamini-Hochberg across metrics, verdicts at the policy's limits\n"
+    "raised by each metric's noise floor learned from A's runs (as compare and gate do).\n"
     "With the default 10 pairs the smallest two-sided p is 2/1024 = 0.002.\n"
     "Exit 0 pass, 1 regression (B worse than A), 2 bad input, 3 inconclusive, 4 a process failed.";
 
@@ -233,9 +234,15 @@ int AbCmd(const std::vector<std::string>& args) {
   auto store = OpenStore(vm, Store::Mode::kCreate);
   size_t failed = 0;
   const PairedData d = RunPairs(*store, a, b, pairs, vm["order-seed"].as<uint64_t>(), &failed);
+  // Noise floors from A's runs, this time's and earlier ones with its label.
+  RunData a_runs;
+  a_runs.run = d.a.run;
+  a_runs.run_ids = d.a.run_ids;
+  RunData a_label = a_runs;
+  a_label.run_ids.clear();
   Comparison c;
   try {
-    c = ComparePaired(d, policy);
+    c = ComparePaired(d, policy, LoadHistory(*store, a_runs, a_label));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -488,7 +488,7 @@ std::vector<double> PairChanges(const std::string& key, bool absolute, const std
 
 }  // namespace
 
-Comparison ComparePaired(const PairedData& d, const Policy& policy) {
+Comparison ComparePaired(const PairedData& d, const Policy& policy, const History& history) {
   Comparison c;
   Differences(d.a, d.b, c);
   const auto base = Index(d.a), cand = Index(d.b);
@@ -508,6 +508,7 @@ Comparison ComparePaired(const PairedData& d, const Policy& policy) {
       } else {
         MeasurePairs(m, changes, policy.confidence);
         MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { MeasurePairs(e, changes, conf); });
+        ApplyNoiseFloor(m, history, k);
         if (m.informational) {
           m.q_value = m.p_value;
           m.verdict = Verdict::kInfo;

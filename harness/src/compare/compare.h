@@ -160,8 +160,9 @@ struct PairedData {
 // (differences B_i - A_i for absolute thresholds): Wilcoxon signed-rank
 // (SciPy's wilcoxon) and the paired Hodges-Lehmann estimate and interval,
 // exponentiated into a ratio; BH across metrics and the usual verdicts at
-// the policy's limits. Needs >= 2 pairs with samples on both sides.
-Comparison ComparePaired(const PairedData& d, const Policy& policy);
+// the policy's limits, raised by noise floors from `history` as Compare
+// does (each side's N processes). Needs >= 2 pairs with samples on both sides.
+Comparison ComparePaired(const PairedData& d, const Policy& policy, const History& history = {});
 
 // The verdict rules, exposed for their tests. JudgePresence decides what needs
 // no test (skipped, missing, failed, new, too few samples) and returns true
