@@ -262,6 +262,19 @@ TEST(TwoLevel, ProcessesNotRepetitionsAreTheSamples) {
   EXPECT_EQ(Compare(base, cand, Policy::Default(), false).metrics[0].verdict, Verdict::kRegression);
 }
 
+TEST(TwoLevel, OneProcessAgainstManyUsesTheManysSpread) {
+  RunData base, cand;
+  base.results = {Tput(Around(100))};                           // one process, tight repetitions
+  cand.results = {Processes(93, {0.06, -0.05, 0.04, -0.06, 0.02})};  // -7%, processes 5% apart
+  const auto c = Compare(base, cand, Policy::Default(), false);
+  const auto& m = c.metrics[0];
+  EXPECT_EQ(m.level, Level::kProcess);
+  EXPECT_NE(m.verdict, Verdict::kRegression) << m.reason;  // within-process samples would call it one
+  EXPECT_NE(m.reason.find("1 vs 5 processes"), std::string::npos) << m.reason;
+  cand.results = {Processes(60, {0.01, -0.01, 0.02, 0.0, -0.02})};  // -40%: decided
+  EXPECT_EQ(Compare(base, cand, Policy::Default(), false).metrics[0].verdict, Verdict::kRegression);
+}
+
 TEST(TwoLevel, PooledRunsAreFurtherProcesses) {
   RunData base;
   base.results = {Tput(Around(100)), Tput(Around(102))};  // two runs of one process each

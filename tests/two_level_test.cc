@@ -91,6 +91,18 @@ TEST(Welch, LogRatioAndDegenerateCases) {
   EXPECT_THROW(WelchLogRatio({1, 0}, {1, 2}, 0.95), std::invalid_argument);
 }
 
+TEST(Welch, OneVersusManyIsAPredictionTest) {
+  // One value against {1, 2, 3} in log space: s = 1, se = sqrt(1 + 1/3), df 2.
+  const std::vector<double> many = {std::exp(1.0), std::exp(2.0), std::exp(3.0)};
+  const auto r = OneVersusManyLogRatio({std::exp(0.0)}, many, 0.95);
+  EXPECT_DOUBLE_EQ(r.df, 2.0);
+  EXPECT_NEAR(std::log(r.difference), 2.0, 1e-12);
+  EXPECT_NEAR(r.t, 2.0 / std::sqrt(4.0 / 3), 1e-12);
+  // 2 * scipy.stats.t.sf(2 / math.sqrt(4 / 3), 2) (SciPy 1.17.1) = 0.22540333075851665
+  EXPECT_NEAR(r.p_value, 0.22540333075851665, 1e-9);
+  EXPECT_THROW(OneVersusManyLogRatio({1.0}, {2.0}, 0.95), std::invalid_argument);
+}
+
 TEST(Wilcoxon, ExactWithoutTies) {
   // scipy.stats.wilcoxon([0.031, -0.012, 0.044, 0.027, 0.019, -0.005, 0.038, 0.022])
   // -> statistic 3.0, pvalue 0.0390625 (exact)

@@ -47,7 +47,7 @@ class Progress {
 
 void AddMeasureOptions(po::options_description& desc, bool for_gate) {
   const std::string from = " (default: the baseline's)";
-  const std::string reps_from = " (default: a third of the baseline's, at least 2)";
+  const std::string reps_from = " (default: a quarter of the baseline's, at least 2)";
   auto def = [&](const std::string& run_default) { return for_gate ? from : " (default " + run_default + ")"; };
   const std::string reps = fmt::format("{}; {} with --quick", RunSettings::kRepetitions, RunSettings::kQuickRepetitions);
   const std::string warm = fmt::format("{}; {} with --quick", RunSettings::kWarmupSteps, RunSettings::kQuickWarmupSteps);

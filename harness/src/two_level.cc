@@ -94,20 +94,58 @@ WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, d
   return r;
 }
 
-WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
-  auto logs = [](const std::vector<double>& v) {
-    std::vector<double> out;
-    for (double x : v) {
-      if (!(x > 0)) throw std::invalid_argument("WelchLogRatio: values must be positive");
-      out.push_back(std::log(x));
-    }
-    return out;
-  };
-  WelchResult r = WelchT(logs(a), logs(b), confidence);
+namespace {
+
+std::vector<double> Logs(const std::vector<double>& v) {
+  std::vector<double> out;
+  for (double x : v) {
+    if (!(x > 0)) throw std::invalid_argument("log ratio: values must be positive");
+    out.push_back(std::log(x));
+  }
+  return out;
+}
+
+WelchResult Exponentiated(WelchResult r) {
   r.difference = std::exp(r.difference);
   r.low = std::exp(r.low);
   r.high = std::exp(r.high);
   return r;
+}
+
+// t test of mean(b) - mean(a) with a known-df standard error.
+WelchResult TTest(double difference, double se, double df, double confidence) {
+  WelchResult r;
+  r.difference = difference;
+  r.df = df;
+  if (!(se > 0)) {
+    r.p_value = difference == 0 ? 1.0 : 0.0;
+    r.low = r.high = difference;
+    return r;
+  }
+  r.t = difference / se;
+  const boost::math::students_t_distribution<double> dist(df);
+  r.p_value = std::min(1.0, 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(r.t))));
+  const double h = StudentTCritical(df, confidence) * se;
+  r.low = difference - h;
+  r.high = difference + h;
+  return r;
+}
+
+}  // namespace
+
+WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  return Exponentiated(WelchT(Logs(a), Logs(b), confidence));
+}
+
+WelchResult OneVersusManyLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  const auto& many = a.size() >= b.size() ? a : b;
+  if (std::min(a.size(), b.size()) < 1 || many.size() < 2)
+    throw std::invalid_argument("OneVersusManyLogRatio: needs one value on a side and two on the other");
+  const auto la = Logs(a), lb = Logs(b), lm = Logs(many);
+  const double s = StdDev(lm);
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  return Exponentiated(
+      TTest(Mean(lb) - Mean(la), s * std::sqrt(1 / na + 1 / nb), static_cast<double>(many.size()) - 1, confidence));
 }
 
 }  // namespace perfbench::stats

@@ -58,6 +58,14 @@ WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, d
 // low and high become the ratio b / a and its interval.
 WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence);
 
+// One side has a single value (a run of one process), the other n >= 2: the
+// single value is one more draw from the same process-to-process spread, so
+// the t statistic uses the larger side's variance for both,
+// t = (mean(b) - mean(a)) / (s sqrt(1/n_a + 1/n_b)), with n - 1 degrees of
+// freedom (a prediction interval for one new process). WelchLogRatio's
+// conventions.
+WelchResult OneVersusManyLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence);
+
 // Two-sided quantile of Student's t: t such that P(|T| <= t) = confidence.
 double StudentTCritical(double df, double confidence);
 

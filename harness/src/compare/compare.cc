@@ -317,7 +317,8 @@ void MeasureProcesses(MetricVerdict& m, const std::vector<double>& a, const std:
                       double confidence) {
   m.level = Level::kProcess;
   if (!m.absolute && AllPositive(a) && AllPositive(b)) {
-    const auto w = stats::WelchLogRatio(a, b, confidence);
+    const auto w = std::min(a.size(), b.size()) >= 2 ? stats::WelchLogRatio(a, b, confidence)
+                                                     : stats::OneVersusManyLogRatio(a, b, confidence);
     m.ratio = w.difference;
     m.ci_low = w.low;
     m.ci_high = w.high;
@@ -340,7 +341,8 @@ void Measure(MetricVerdict& m, const ResultRecord& ra, const ResultRecord& rb, d
   const auto pb = stats::ProcessMedians(stats::Groups(rb.samples, rb.process));
   m.processes_baseline = pa.size();
   m.processes_candidate = pb.size();
-  if (pa.size() >= 2 && pb.size() >= 2)
+  const bool one_vs_many = !m.absolute && std::max(pa.size(), pb.size()) >= 2 && AllPositive(pa) && AllPositive(pb);
+  if ((pa.size() >= 2 && pb.size() >= 2) || one_vs_many)
     MeasureProcesses(m, pa, pb, confidence);
   else
     MeasureWithin(m, ra.samples, rb.samples, confidence);

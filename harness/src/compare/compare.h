@@ -9,9 +9,13 @@
 //              pooled): each process is summarised by its median; the ratio
 //              is that of the geometric means of the process medians, with
 //              Welch's t interval and test on their logarithms (degrees of
-//              freedom from the processes, not the samples). Deterministic:
-//              the same inputs give the same verdict.
-//   within-process  one process on a side: median(candidate) /
+//              freedom from the processes, not the samples). With one
+//              process on a side and two or more on the other (a baseline
+//              of one run, a gate of several processes), the single process
+//              is one more draw from the other side's spread: a t test with
+//              that spread and n - 1 degrees of freedom. Deterministic: the
+//              same inputs give the same verdict.
+//   within-process  one process on both sides: median(candidate) /
 //              median(baseline), the Hodges-Lehmann (Moses) interval of the
 //              shift of log values and a two-sided Mann-Whitney U (SciPy's
 //              definition). The reason says the verdict rests on

@@ -60,7 +60,7 @@ double MedianRelativeLimit(const RunData& baseline, const Policy& policy) {
 
 }  // namespace
 
-int GateRepetitions(int baseline_repetitions) { return std::max(2, (baseline_repetitions + 2) / 3); }
+int GateRepetitions(int baseline_repetitions) { return std::max(2, (baseline_repetitions + 3) / 4); }
 
 GatePlan PlanGate(const RunData& baseline, int baseline_repetitions, const Policy& policy, int first,
                   int max_processes) {

@@ -1,10 +1,10 @@
 // How a gate spends its processes: the plan the CLI's `gate` follows and the
 // verdict-quality benchmark simulates.
 //
-//   repetitions   per gate process: a third of the baseline's (at least 2).
+//   repetitions   per gate process: a quarter of the baseline's (at least 2).
 //                 Processes, not repetitions, are the independent samples;
 //                 the Kalibera-Jones optimum measured for amp --quick on the
-//                 2-core EPYC was 2-5 per process.
+//                 2-core EPYC was 2-5 per process (`run --processes` prints it).
 //   first round   processes for an interval of half-width limit/2 at the
 //                 baseline's between-process spread s (the upper quartile
 //                 over its judged metrics of the sd of log process medians):
@@ -13,9 +13,10 @@
 //                 process per metric (nothing to size by).
 //   extra rounds  up to kExtra more processes, for workloads with an
 //                 inconclusive metric only. With kMaxFirst + kExtra processes
-//                 of a third of the repetitions a gate costs about 3 runs of
-//                 the baseline (measured: a process of amp --quick is ~4.2 s
-//                 of start, set-up and warm-up + ~1.55 s a repetition).
+//                 of a quarter of the repetitions a gate costs at most about
+//                 2.5 runs of the baseline (measured: a process of amp --quick
+//                 is ~4.2 s of start, set-up and warm-up + ~1.55 s a
+//                 repetition; a run --quick ~16 s).
 //   looks         K = 1 + extra rounds; each look tests at alpha / K and
 //                 builds (1 - (1 - confidence) / K) intervals (Bonferroni).
 #pragma once
