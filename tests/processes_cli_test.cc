@@ -112,8 +112,10 @@ TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
   auto ab = Run("ab --suite selftest --filter noisy --format none --b-env PERFBENCH_SELFTEST_SLOWDOWN=0.2");
   EXPECT_EQ(ab.code, 1) << ab.err;
   EXPECT_NE(ab.err.find("pair 10/10"), std::string::npos) << ab.err;
-  for (const char* bad : {"ab --pairs 1", "ab --a-bin /nonexistent/perfbench", "ab --label x", "ab --a-env NOEQUALS"})
+  for (const char* bad : {"ab --pairs 5", "ab --a-bin /nonexistent/perfbench", "ab --label x", "ab --a-env NOEQUALS",
+                          "ab --a-label x --b-label x", "ab --b-args '--db=y.db'", "ab --suite nope"})
     EXPECT_EQ(Run(bad).code, 2) << bad;
+  EXPECT_FALSE(fs::exists(dir_ / "y.db"));
 }
 
 }  // namespace

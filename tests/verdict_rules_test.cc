@@ -111,6 +111,7 @@ TEST(VerdictRules, ThresholdBranches) {
     m.baseline_median = c.baseline;
     m.candidate_median = c.candidate;
     m.ratio = c.candidate / c.baseline;
+    m.difference = c.candidate - c.baseline;
     m.ci_low = c.ci_low;
     m.ci_high = c.ci_high;
     m.q_value = c.q;

@@ -2,13 +2,9 @@
 // can both run now. N pairs of processes, each pair A then B or B then A in a
 // seeded, balanced order, back to back: drift between pairs cancels in the
 // pair log ratios, which a Wilcoxon signed-rank test judges (ComparePaired).
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -16,6 +12,7 @@
 #include "cli.h"
 #include "common.h"
 #include "compare/compare.h"
+#include "processes.h"
 #include "sources.h"
 
 namespace perfbench::cli {
@@ -43,6 +40,10 @@ constexpr const char* kUsage =
 // 10 pairs: the smallest exact two-sided p is 2/1024, small enough to pass
 // Benjamini-Hochberg when 10 of 200 metrics change (0.05 * 10 / 200).
 constexpr int kDefaultPairs = 10;
+// Fewer than 6 pairs can never be significant (the smallest two-sided p of
+// the signed-rank test with 5 pairs is 2/32) and leave the paired interval
+// without its stated coverage.
+constexpr int kMinPairs = 6;
 
 po::options_description AbOptions() {
   po::options_description desc("options");
@@ -53,7 +54,7 @@ po::options_description AbOptions() {
       ("b-args", po::value<std::string>()->value_name("\"...\""), "extra `run` arguments for B only")
       ("a-env", po::value<std::vector<std::string>>()->composing()->value_name("K=V"), "environment for A only")
       ("b-env", po::value<std::vector<std::string>>()->composing()->value_name("K=V"), "environment for B only")
-      ("pairs", po::value<int>()->default_value(kDefaultPairs)->value_name("N"), "pairs of processes")
+      ("pairs", po::value<int>()->default_value(kDefaultPairs)->value_name("N"), "pairs of processes (at least 6)")
       ("order-seed", po::value<uint64_t>()->default_value(1)->value_name("N"), "seed of the AB/BA order")
       ("a-label", po::value<std::string>()->default_value("ab-a")->value_name("L"), "label of A's runs")
       ("b-label", po::value<std::string>()->default_value("ab-b")->value_name("L"), "label of B's runs")
@@ -77,6 +78,14 @@ std::vector<std::string> Words(const std::string& text) {
   return out;
 }
 
+// Options ab sets for each side itself.
+void CheckPassThrough(const std::vector<std::string>& args, const std::string& where) {
+  for (const auto& a : args)
+    for (const char* own : {"--db", "--label", "--format", "--processes"})
+      if (a == own || a.rfind(std::string(own) + "=", 0) == 0)
+        throw UsageError(std::string(own) + where + " is set by ab for each side");
+}
+
 struct Side {
   std::string bin, label;
   std::vector<std::string> args;                          // after `run`
@@ -94,18 +103,10 @@ std::vector<std::pair<std::string, std::string>> EnvFlags(const po::variables_ma
   return out;
 }
 
-std::string SelfPath() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
-  buf[n] = 0;
-  return buf;
-}
-
 Side MakeSide(const po::variables_map& vm, char which, const std::vector<std::string>& common, const std::string& db) {
   const std::string p(1, which);
   Side s;
-  s.bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : SelfPath();
+  s.bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : SelfExe();
   if (access(s.bin.c_str(), X_OK) != 0) throw UsageError("--" + p + "-bin '" + s.bin + "' is not an executable");
   s.label = vm[p + "-label"].as<std::string>();
   s.args = {"run", "--db", db, "--label", s.label, "--format", "none"};
@@ -114,31 +115,6 @@ Side MakeSide(const po::variables_map& vm, char which, const std::vector<std::st
     for (auto& w : Words(vm[p + "-args"].as<std::string>())) s.args.push_back(w);
   s.env = EnvFlags(vm, (p + "-env").c_str());
   return s;
-}
-
-// Runs one side's process; returns its exit status text, empty on exit 0.
-std::string RunSide(const Side& s) {
-  std::vector<std::string> args = s.args;
-  args.insert(args.begin(), s.bin);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t parent = getpid();
-  const pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    for (const auto& [k, v] : s.env) setenv(k.c_str(), v.c_str(), 1);
-    execv(s.bin.c_str(), argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return "";
-  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
-  return "was killed by signal " + std::to_string(WTERMSIG(status));
 }
 
 // The balanced order: half the pairs AB, half BA (the odd one decided by the
@@ -161,15 +137,27 @@ std::vector<bool> Orders(int pairs, uint64_t seed) {
 
 namespace {
 
-// Runs one process of `side` and returns its run id (the newest with its label).
-int64_t RunOne(Store& store, const Side& side, int pair, int pairs, char name) {
+// Runs one process of `side` and returns its run id (the newest with its
+// label); a process that failed to finish counts in `failed`.
+int64_t RunOne(Store& store, const Side& side, int pair, int pairs, char name, size_t* failed) {
   const auto before = store.RunsWithLabel(side.label);
-  const std::string failure = RunSide(side);
+  std::vector<std::string> argv = side.args;
+  argv.insert(argv.begin(), side.bin);
+  int code = 0;
+  const std::string failure = SpawnAndWait(argv, side.env, &code);
   const auto after = store.RunsWithLabel(side.label);
   std::cerr << "pair " << pair + 1 << "/" << pairs << ": " << name << (failure.empty() ? "" : " " + failure) << "\n";
-  if (after.empty() || (!before.empty() && after.front() == before.front()))
+  const bool stored = !after.empty() && (before.empty() || after.front() != before.front());
+  if (code == kExitUsage && pair == 0)
+    throw UsageError(std::string("side ") + name + " refused its arguments (`" + side.bin + " run ...` exited 2)");
+  if (!stored)
     throw std::runtime_error(std::string("side ") + name + " (" + side.bin + ") stored no run" +
                              (failure.empty() ? "" : ": it " + failure));
+  // Exit 4 is a failed workload (recorded in the run); anything else a failed process.
+  if (!failure.empty() && code != kExitRuntime) ++*failed;
+  if (store.GetRun(after.front()).status != RunStatus::kComplete)
+    throw std::runtime_error(std::string("side ") + name + " left run " + std::to_string(after.front()) +
+                             " unfinished" + (failure.empty() ? "" : ": it " + failure));
   return after.front();
 }
 
@@ -180,11 +168,11 @@ PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint6
   for (int i = 0; i < pairs; ++i) {
     int64_t ia = 0, ib = 0;
     if (orders[static_cast<size_t>(i)]) {
-      ib = RunOne(store, b, i, pairs, 'B');
-      ia = RunOne(store, a, i, pairs, 'A');
+      ib = RunOne(store, b, i, pairs, 'B', failed);
+      ia = RunOne(store, a, i, pairs, 'A', failed);
     } else {
-      ia = RunOne(store, a, i, pairs, 'A');
-      ib = RunOne(store, b, i, pairs, 'B');
+      ia = RunOne(store, a, i, pairs, 'A', failed);
+      ib = RunOne(store, b, i, pairs, 'B', failed);
     }
     for (auto [id, data, list, ids] : {std::tuple{ia, &d.a, &d.a_pairs, &ids_a}, std::tuple{ib, &d.b, &d.b_pairs, &ids_b}}) {
       const RunRecord r = store.GetRun(id);
@@ -225,10 +213,13 @@ int AbCmd(const std::vector<std::string>& args) {
   const std::string format =
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit", "none"});
   const int pairs = vm["pairs"].as<int>();
-  if (pairs < 2 || pairs > 1000) throw UsageError("--pairs must be in [2, 1000]");
-  for (const auto& c : common)
-    if (c == "--db" || c == "--label" || c == "--format" || c == "--processes")
-      throw UsageError(c + " is set by ab for each side");
+  if (pairs < kMinPairs || pairs > 1000)
+    throw UsageError("--pairs must be in [" + std::to_string(kMinPairs) + ", 1000]");
+  CheckPassThrough(common, "");
+  for (const char* side : {"a-args", "b-args"})
+    if (vm.count(side)) CheckPassThrough(Words(vm[side].as<std::string>()), std::string(" in --") + side);
+  if (vm["a-label"].as<std::string>() == vm["b-label"].as<std::string>())
+    throw UsageError("--a-label and --b-label must differ");
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   const Side a = MakeSide(vm, 'a', common, DbPath(vm)), b = MakeSide(vm, 'b', common, DbPath(vm));
   auto store = OpenStore(vm, Store::Mode::kCreate);

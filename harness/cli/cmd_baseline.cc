@@ -3,6 +3,8 @@
 #include <iostream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
 #include "cli.h"
 #include "common.h"
 #include "report/format.h"
@@ -55,18 +57,37 @@ struct Args {
   }
 };
 
-// A finished run with results, by id, label (all its runs) or `latest`.
+// A run a baseline may name: finished, with results.
+void CheckUsable(const RunRecord& run) {
+  if (run.status != RunStatus::kComplete && run.status != RunStatus::kImported)
+    throw UsageError("run " + std::to_string(run.id) + " is " + std::string(ToString(run.status)) +
+                     "; a baseline must be a finished run");
+  if (run.ok_results == 0) throw UsageError("run " + std::to_string(run.id) + " has no successful results");
+}
+
+// Runs pooled in one baseline must be comparable: same hardware profile and
+// the same quick, threads and device settings.
+void CheckPoolable(const RunRecord& first, const RunRecord& run) {
+  if (run.profile_key != first.profile_key)
+    throw UsageError("runs " + std::to_string(first.id) + " and " + std::to_string(run.id) +
+                     " are on different hardware; a baseline pools runs of one machine");
+  for (const char* k : {"quick", "threads", "device"})
+    if (run.settings.value(k, nlohmann::json()) != first.settings.value(k, nlohmann::json()))
+      throw UsageError("runs " + std::to_string(first.id) + " and " + std::to_string(run.id) + " differ in " + k +
+                       "; a baseline pools runs measured the same way");
+}
+
+// Runs by id, label (all its runs) or `latest`.
 std::vector<int64_t> UsableRuns(Store& store, const std::string& ref) {
   std::vector<int64_t> ids = store.RunsWithLabel(ref);
   if (ids.empty()) ids = {ResolveRunOrThrow(store, ref)};
-  for (int64_t id : ids) {
-    const RunRecord run = store.GetRun(id);
-    if (run.status != RunStatus::kComplete && run.status != RunStatus::kImported)
-      throw UsageError("run " + std::to_string(id) + " is " + std::string(ToString(run.status)) +
-                       "; a baseline must be a finished run");
-    if (run.ok_results == 0) throw UsageError("run " + std::to_string(id) + " has no successful results");
-  }
+  for (int64_t id : ids) CheckUsable(store.GetRun(id));
   return ids;
+}
+
+void CheckAllPoolable(Store& store, const std::vector<int64_t>& ids) {
+  const RunRecord first = store.GetRun(ids.front());
+  for (int64_t id : ids) CheckPoolable(first, store.GetRun(id));
 }
 
 std::string IdList(const std::vector<int64_t>& ids) {
@@ -86,6 +107,7 @@ int Set(const Args& a) {
     for (int64_t id : UsableRuns(*store, ref))
       if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
   std::sort(ids.begin(), ids.end());
+  CheckAllPoolable(*store, ids);
   const auto before = store->SetBaseline(name, ids);
   std::cout << "baseline " << name << " -> run" << (ids.size() > 1 ? "s " : " ") << IdList(ids);
   if (!before.empty() && before != ids) std::cout << " (was " << IdList(before) << ")";
@@ -98,9 +120,11 @@ int Add(const Args& a) {
   std::vector<std::string> refs = a.vm.count("more") ? a.vm["more"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (refs.size() != 1) throw UsageError("baseline add: expected NAME RUN");
   auto store = OpenStore(a.vm, Store::Mode::kExisting);
-  GetOrThrow(*store, name);
+  const BaselineRecord b = GetOrThrow(*store, name);
   const int64_t id = ResolveRunOrThrow(*store, refs.front());
-  UsableRuns(*store, std::to_string(id));
+  const RunRecord run = store->GetRun(id);
+  CheckUsable(run);
+  CheckPoolable(store->GetRun(b.run_ids.front()), run);
   const bool added = store->AddBaselineRun(name, id);
   std::cout << "baseline " << name << (added ? ": added run " : ": already has run ") << id << " (runs "
             << IdList(GetOrThrow(*store, name).run_ids) << ")\n";

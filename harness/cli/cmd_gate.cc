@@ -58,7 +58,7 @@ po::options_description GateOptions() {
       ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
       ("markdown", po::value<std::string>()->value_name("FILE"),
        "also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 1)")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 2)")
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
   AddMeasureOptions(desc, true);
   AddDataDirOption(desc);
@@ -105,6 +105,8 @@ std::vector<VariantRef> BaselineVariants(const RunData& baseline, RunSettings* s
 
 GatePlan PlanFromFlags(const po::variables_map& vm, const RunData& baseline, int baseline_repetitions,
                        const Policy& policy) {
+  for (const char* flag : {"processes", "max-processes"})
+    if (vm.count(flag) && vm[flag].as<int>() < 1) throw UsageError(std::string("--") + flag + " must be at least 1");
   try {
     return PlanGate(baseline, baseline_repetitions, policy, vm.count("processes") ? vm["processes"].as<int>() : 0,
                     vm.count("max-processes") ? vm["max-processes"].as<int>() : 0);

@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -31,14 +33,6 @@
 namespace perfbench::cli {
 namespace {
 
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
-  buf[n] = 0;
-  return buf;
-}
-
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -50,12 +44,40 @@ std::string Describe(int status) {
   return "stopped";
 }
 
-// fork + exec of `exe __process DOC`; returns the wait status.
-int SpawnAndWait(const std::string& exe, const std::string& doc) {
-  std::vector<std::string> args = {exe, "__process", doc};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
+// The environment of the child, built before fork (setenv is not
+// async-signal-safe).
+std::vector<std::string> ChildEnvironment(const std::vector<std::pair<std::string, std::string>>& add) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e; ++e) {
+    const std::string kv = *e;
+    const auto name = kv.substr(0, kv.find('='));
+    if (std::none_of(add.begin(), add.end(), [&](const auto& a) { return a.first == name; })) out.push_back(kv);
+  }
+  for (const auto& [k, v] : add) out.push_back(k + "=" + v);
+  return out;
+}
+
+std::vector<char*> Pointers(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (auto& s : strings) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
+  buf[n] = 0;
+  return buf;
+}
+
+std::string SpawnAndWait(const std::vector<std::string>& argv_in,
+                         const std::vector<std::pair<std::string, std::string>>& env, int* exit_code) {
+  std::vector<std::string> args = argv_in, envs = ChildEnvironment(env);
+  std::vector<char*> argv = Pointers(args), envp = Pointers(envs);
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error("cannot start a process: fork failed");
@@ -64,16 +86,16 @@ int SpawnAndWait(const std::string& exe, const std::string& doc) {
     if (getppid() != parent) _exit(1);
     const int devnull = open("/dev/null", O_WRONLY);
     if (devnull >= 0) dup2(devnull, STDOUT_FILENO);
-    execv(exe.c_str(), argv.data());
+    execve(argv[0], argv.data(), envp.data());
     _exit(127);
   }
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw std::runtime_error(std::string("waitpid: ") + std::strerror(errno));
   }
-  return status;
+  *exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "" : Describe(status);
 }
-
-}  // namespace
 
 uint64_t ProcessSeed(uint64_t seed, int64_t run_id, int index) {
   // splitmix64 over the three: distinct per run and process, reproducible.
@@ -84,24 +106,37 @@ uint64_t ProcessSeed(uint64_t seed, int64_t run_id, int index) {
   return x ^ (x >> 31);
 }
 
+namespace {
+
+// A temporary file removed when it goes out of scope.
+struct TempFile {
+  std::string path;
+  TempFile() {
+    const char* dir = std::getenv("TMPDIR");
+    std::string pattern = std::string(dir && *dir ? dir : "/tmp") + "/perfbench-process-XXXXXX";
+    const int fd = mkstemp(pattern.data());
+    if (fd < 0) throw std::runtime_error("cannot create a temporary file in " + pattern);
+    close(fd);
+    path = pattern;
+  }
+  ~TempFile() { std::remove(path.c_str()); }
+};
+
+}  // namespace
+
 ProcessOutcome RunProcess(const ProcessJob& job, int index) {
-  char report[] = "/tmp/perfbench-process-XXXXXX";
-  const int fd = mkstemp(report);
-  if (fd < 0) throw std::runtime_error("cannot create a report file for process " + std::to_string(index));
-  close(fd);
+  const std::string exe = SelfExe();
+  const TempFile report;
   const nlohmann::json doc = {{"db", job.db},         {"run_id", job.run_id},   {"process", index},
-                              {"settings", job.settings.ToJson()}, {"variants", job.variants}, {"report", report}};
+                              {"settings", job.settings.ToJson()}, {"variants", job.variants}, {"report", report.path}};
   ProcessOutcome out;
   out.index = index;
   const double t0 = Now();
-  const int status = SpawnAndWait(SelfExe(), doc.dump());
+  const std::string how = SpawnAndWait({exe, "__process", doc.dump()}, {}, &out.exit_code);
   out.wall_s = Now() - t0;
-  out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(report);
+  std::ifstream in(report.path);
   nlohmann::json r = nlohmann::json::parse(in, nullptr, false);
-  std::remove(report);
-  if (out.exit_code != kExitOk && out.exit_code != kExitRuntime)
-    out.failure = "process " + std::to_string(index) + " " + Describe(status);
+  if (out.exit_code != kExitOk && out.exit_code != kExitRuntime) out.failure = "process " + std::to_string(index) + " " + how;
   if (r.is_object()) {
     out.timed_s = r.value("timed_s", 0.0);
     out.failed_variants = r.value("failed", size_t{0});

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "perfbench/settings.h"
@@ -29,6 +30,17 @@ struct ProcessOutcome {
   double timed_s = 0;      // in timed repetitions, reported by the child
   size_t failed_variants = 0;
 };
+
+// This binary (/proc/self/exe); std::runtime_error when it cannot be found.
+std::string SelfExe();
+
+// Runs `argv` (argv[0] the executable) with `env` added to this process's
+// environment, stdout discarded, stderr passed through, dying with its
+// parent; waits. Returns "" on exit 0, else what happened ("exited with
+// status 2", "was killed by signal 9 (Killed)"); `exit_code` gets the exit
+// status, -1 when it did not exit normally.
+std::string SpawnAndWait(const std::vector<std::string>& argv,
+                         const std::vector<std::pair<std::string, std::string>>& env, int* exit_code);
 
 // Runs process `index` of `job` and waits for it; stderr passes through
 // (progress), stdout is discarded.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -177,6 +178,10 @@ History LoadHistory(Store& store, const RunData& baseline, const RunData& candid
   if (!candidate.run.label.empty())
     for (int64_t id : store.RunsWithLabel(candidate.run.label)) ids.insert(id);
   for (int64_t id : candidate.run_ids) ids.erase(id);
+  if (!candidate.run_ids.empty()) {  // earlier runs only
+    const int64_t first = *std::min_element(candidate.run_ids.begin(), candidate.run_ids.end());
+    ids.erase(ids.lower_bound(first), ids.end());
+  }
   std::vector<int64_t> usable;
   for (int64_t id : ids) {  // ascending: time order
     const RunRecord r = store.GetRun(id);

@@ -83,7 +83,7 @@ std::string Num(double v) { return fmt::format("{:+.3g}", v); }
 
 // Change text "-7.9% [-9.4%, -6.1%]" (relative) or "+0.003 [-0.001, +0.007]" (absolute).
 std::string ChangeText(const MetricVerdict& m) {
-  if (m.absolute) return Num(m.candidate_median - m.baseline_median) + " [" + Num(m.ci_low) + ", " + Num(m.ci_high) + "]";
+  if (m.absolute) return Num(m.difference) + " [" + Num(m.ci_low) + ", " + Num(m.ci_high) + "]";
   return Pct(m.ratio) + " [" + Pct(m.ci_low) + ", " + Pct(m.ci_high) + "]";
 }
 
@@ -124,7 +124,7 @@ struct Oriented {
   double change, lo, hi;
 };
 Oriented Orient(const MetricVerdict& m, double low, double high) {
-  Oriented o = m.absolute ? Oriented{m.candidate_median - m.baseline_median, low, high}
+  Oriented o = m.absolute ? Oriented{m.difference, low, high}
                           : Oriented{m.ratio - 1, low - 1, high - 1};
   if (!m.higher_is_better) o = {-o.change, -o.hi, -o.lo};
   return o;
@@ -294,6 +294,7 @@ std::vector<double> Logs(const std::vector<double>& v) {
 // Within-process level: Mann-Whitney p and the Hodges-Lehmann interval.
 void MeasureWithin(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, double confidence) {
   m.ratio = m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0;
+  m.difference = m.candidate_median - m.baseline_median;
   m.p_value = stats::MannWhitneyU(a, b).p_value;
   if (!m.absolute && AllPositive(a) && AllPositive(b)) {
     const auto s = stats::HodgesLehmannShift(Logs(a), Logs(b), confidence);
@@ -328,7 +329,9 @@ void MeasureProcesses(MetricVerdict& m, const std::vector<double>& a, const std:
   const auto w = stats::WelchT(a, b, confidence);
   m.p_value = w.p_value;
   const double scale = m.absolute ? 1.0 : (std::fabs(m.baseline_median) > 0 ? std::fabs(m.baseline_median) : 1.0);
-  m.ratio = m.absolute ? w.difference : 1 + w.difference / scale;
+  m.ratio = m.absolute ? (m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0)
+                       : 1 + w.difference / scale;
+  m.difference = w.difference;
   m.ci_low = m.absolute ? w.low : 1 + w.low / scale;
   m.ci_high = m.absolute ? w.high : 1 + w.high / scale;
 }
@@ -367,6 +370,15 @@ std::vector<std::string> OrderedKeys(const RunData& a, const RunData& b) {
     for (const auto& r : d->results)
       if (std::string k = ResultKey(r); seen.insert(k).second) keys.push_back(std::move(k));
   return keys;
+}
+
+// An informational metric is reported with its change, never judged; true when it was one.
+bool MarkInformational(MetricVerdict& m) {
+  if (!m.informational) return false;
+  m.q_value = m.p_value;
+  m.verdict = Verdict::kInfo;
+  m.reason = m.metric + " " + ChangeText(m) + " (informational: not judged)";
+  return true;
 }
 
 // q-values over the tested metrics, then a verdict for each.
@@ -430,13 +442,7 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
       Measure(m, *ra, *rb, policy.confidence);
       MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { Measure(e, *ra, *rb, conf); });
       ApplyNoiseFloor(m, history, k);
-      if (m.informational) {
-        m.q_value = m.p_value;
-        m.verdict = Verdict::kInfo;
-        m.reason = m.metric + " " + ChangeText(m) + " (informational: not judged)";
-      } else {
-        tested.push_back(c.metrics.size());
-      }
+      if (!MarkInformational(m)) tested.push_back(c.metrics.size());
     }
     c.metrics.push_back(std::move(m));
   }
@@ -464,6 +470,7 @@ void MeasurePairs(MetricVerdict& m, const std::vector<double>& d, double confide
   const auto hl = stats::HodgesLehmannPaired(d, confidence);
   if (m.absolute) {
     m.ratio = m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0;
+    m.difference = hl.estimate;
     m.ci_low = hl.low;
     m.ci_high = hl.high;
   } else {
@@ -504,20 +511,14 @@ Comparison ComparePaired(const PairedData& d, const Policy& policy, const Histor
     MetricVerdict m = Describe(ra, rb, policy);
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
       const auto changes = PairChanges(k, m.absolute, ma, mb);
-      if (changes.size() < 2) {
+      if (changes.size() < kMinPairs) {
         m.verdict = Verdict::kInconclusive;
-        m.reason = fmt::format("{} pair(s) with samples on both sides, need >= 2", changes.size());
+        m.reason = fmt::format("{} pair(s) with samples on both sides, need >= {}", changes.size(), kMinPairs);
       } else {
         MeasurePairs(m, changes, policy.confidence);
         MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { MeasurePairs(e, changes, conf); });
         ApplyNoiseFloor(m, history, k);
-        if (m.informational) {
-          m.q_value = m.p_value;
-          m.verdict = Verdict::kInfo;
-          m.reason = m.metric + " " + ChangeText(m) + " (informational: not judged)";
-        } else {
-          tested.push_back(c.metrics.size());
-        }
+        if (!MarkInformational(m)) tested.push_back(c.metrics.size());
       }
     }
     c.metrics.push_back(std::move(m));

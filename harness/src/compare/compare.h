@@ -110,7 +110,11 @@ struct MetricVerdict {
   bool higher_is_better = false;
   size_t n_baseline = 0, n_candidate = 0;
   double baseline_median = 0, candidate_median = 0;
-  double ratio = 0, ci_low = 0, ci_high = 0;  // ratio (or difference for absolute thresholds)
+  double ratio = 0, ci_low = 0, ci_high = 0;  // ratio; the interval is of the difference for absolute thresholds
+  // Absolute thresholds: the estimate of candidate - baseline the test and
+  // its interval belong to (difference of medians, of process-median means,
+  // or the paired Hodges-Lehmann estimate).
+  double difference = 0;
   // The (1 - 2 alpha) interval the equivalence claim rests on (TOST); when
   // unset, `unchanged` is judged on ci_low/ci_high.
   double eq_low = 0, eq_high = 0, eq_confidence = 0;
@@ -165,7 +169,10 @@ struct PairedData {
 // (SciPy's wilcoxon) and the paired Hodges-Lehmann estimate and interval,
 // exponentiated into a ratio; BH across metrics and the usual verdicts at
 // the policy's limits, raised by noise floors from `history` as Compare
-// does (each side's N processes). Needs >= 2 pairs with samples on both sides.
+// does (each side's N processes). Needs >= kMinPairs pairs with samples on
+// both sides: with fewer the signed-rank test can never reach p < 0.05 and the
+// paired interval falls back to the full range.
+inline constexpr size_t kMinPairs = 6;
 Comparison ComparePaired(const PairedData& d, const Policy& policy, const History& history = {});
 
 // The verdict rules, exposed for their tests. JudgePresence decides what needs

@@ -192,6 +192,7 @@ std::unique_ptr<Store> Store::Open(const std::string& path, Mode mode) {
   if (version < kSchemaVersion) {
     const auto& steps = schema::Migrations();
     Transaction tx(db);
+    version = PragmaInt(db, "PRAGMA user_version");  // another process may have migrated meanwhile
     for (int64_t v = version; v < kSchemaVersion; ++v) store->Exec(steps.at(static_cast<size_t>(v)));
     store->Exec("PRAGMA application_id = " + std::to_string(kApplicationId));
     store->Exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
