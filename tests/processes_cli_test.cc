@@ -77,6 +77,9 @@ TEST_F(Processes, BaselinesOfSeveralRunsRoundTripWithTheirProcesses) {
   ASSERT_EQ(Run("baseline import nb.json --db other.db").code, 0);
   ASSERT_EQ(Run("baseline export nb again.json --db other.db").code, 0);
   EXPECT_EQ(Slurp("again.json"), Slurp("nb.json"));
+  auto plain = Run("import nb.json --db third.db --label imported");  // as plain runs, all in one transaction
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_EQ(nlohmann::json::parse(Run("runs --db third.db --format json").out)["runs"].size(), 3u);
   // compare pools the baseline's runs: every run is a process.
   auto cmp = Run("compare nb p --format json");
   ASSERT_EQ(cmp.code, 0) << cmp.err;

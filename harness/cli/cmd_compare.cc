@@ -95,15 +95,16 @@ int ImportCmd(const std::vector<std::string>& args) {
   if (suite.empty() || suite.find_first_of("/: ") != std::string::npos)
     throw UsageError("--suite: expected a name without '/', ':' or spaces");
   RunDocument doc = ParseRunDocument(ReadJsonFile(path), path, suite);
-  auto store = OpenStore(vm, Store::Mode::kCreate);
   for (auto& [run, results] : doc.runs) {  // a baseline export may hold several runs
     if (vm.count("label")) run.label = vm["label"].as<std::string>();
     // Only a finished run keeps its status; one cut short elsewhere is just imported.
     if (run.status != RunStatus::kComplete) run.status = RunStatus::kImported;
-    const int64_t id = store->InsertRun(run, results);
-    std::cout << "imported run " << id << " (" << results.size() << " results, " << doc.kind << ") into "
-              << store->path() << "\n";
   }
+  auto store = OpenStore(vm, Store::Mode::kCreate);
+  const auto ids = store->InsertRuns(doc.runs);  // all or none
+  for (size_t i = 0; i < ids.size(); ++i)
+    std::cout << "imported run " << ids[i] << " (" << doc.runs[i].results.size() << " results, " << doc.kind
+              << ") into " << store->path() << "\n";
   return kExitOk;
 }
 

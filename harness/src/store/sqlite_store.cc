@@ -313,6 +313,17 @@ int64_t Store::InsertRunRow(const RunRecord& run) {
   return sqlite3_last_insert_rowid(db_);
 }
 
+std::vector<int64_t> Store::InsertRuns(const std::vector<RunWithResults>& runs) {
+  Transaction tx(db_);
+  std::vector<int64_t> ids;
+  for (const auto& r : runs) {
+    ids.push_back(InsertRunRow(r.run));
+    InsertResults(ids.back(), r.results);
+  }
+  tx.Commit();
+  return ids;
+}
+
 int64_t Store::InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results) {
   Transaction tx(db_);
   const int64_t id = InsertRunRow(run);

@@ -57,6 +57,7 @@ class Store {
   // Inserts a whole run and its results in one transaction (import).
   int64_t InsertRun(const RunRecord& run, const std::vector<ResultRecord>& results);
 
+
   // Newest first.
   std::vector<RunRecord> ListRuns(int64_t limit = -1);
   // `ref`: a run id, "latest", or a label (its newest run). nullopt if none.
@@ -81,6 +82,9 @@ class Store {
     RunRecord run;
     std::vector<ResultRecord> results;
   };
+  // Inserts several whole runs in one transaction: all or none (import of a
+  // baseline file of several runs).
+  std::vector<int64_t> InsertRuns(const std::vector<RunWithResults>& runs);
   std::vector<int64_t> InsertBaselineRuns(const std::string& name, const std::string& created_at,
                                           const std::vector<RunWithResults>& runs);
 
