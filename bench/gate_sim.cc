@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compare/gate_plan.h"
+#include "verdict_sim.h"
 #include "perfbench/statistics.h"
 
 namespace perfbench::sim {
@@ -25,15 +26,6 @@ int Regressed(const GateConfig& c) {
   return c.regression == 0 ? 0 : std::max(1, static_cast<int>(std::lround(c.metrics * c.regressed_share)));
 }
 
-ResultRecord Empty(int i) {
-  ResultRecord r;
-  r.suite = "sim";
-  r.workload = "w" + std::to_string(i);
-  r.metric = "step_time";
-  r.unit = "s";
-  return r;
-}
-
 // Appends one process of `reps` repetitions to `r`, as process `index`.
 void AddProcess(ResultRecord& r, int index, int reps, double scale, const GateConfig& c, std::mt19937_64& rng) {
   std::normal_distribution<double> z;
@@ -49,7 +41,7 @@ RunData MakeRun(const GateConfig& c, int processes, int reps, bool candidate, st
   RunData d;
   const int regressed = Regressed(c);
   for (int i = 0; i < c.metrics; ++i) {
-    ResultRecord r = Empty(i);
+    ResultRecord r = Metric(i);
     const double scale = candidate && i < regressed ? 1 + c.regression : 1.0;
     for (int p = 0; p < processes; ++p) AddProcess(r, p, reps, scale, c, rng);
     d.results.push_back(std::move(r));

@@ -37,16 +37,6 @@ class Noise {
   bool heavy_ = false;
 };
 
-ResultRecord Metric(int i) {
-  ResultRecord r;
-  r.suite = "sim";
-  r.workload = "w" + std::to_string(i);
-  r.metric = "step_time";
-  r.unit = "s";
-  r.higher_is_better = false;
-  return r;
-}
-
 int RegressedCount(const Config& c) {
   if (c.regression == 0) return 0;
   return std::max(1, static_cast<int>(std::lround(c.metrics * c.regressed_share)));
@@ -69,6 +59,16 @@ void Fill(const Config& c, std::mt19937_64& rng, RunData* a, RunData* b) {
 }
 
 }  // namespace
+
+ResultRecord Metric(int i) {
+  ResultRecord r;
+  r.suite = "sim";
+  r.workload = "w" + std::to_string(i);
+  r.metric = "step_time";
+  r.unit = "s";
+  r.higher_is_better = false;
+  return r;
+}
 
 Policy PolicyWithThreshold(double relative, double alpha) {
   Policy p = Policy::Default();

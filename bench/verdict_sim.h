@@ -49,6 +49,9 @@ Outcome Simulate(const Config& config);
 // One pair of runs with `metrics` metrics of `samples` samples each (for timing).
 void MakeRuns(const Config& config, RunData* baseline, RunData* candidate);
 
+// Simulated metric i: sim/w<i> step_time (s, lower is better), no samples.
+ResultRecord Metric(int i);
+
 // A policy with one relative threshold for every metric.
 Policy PolicyWithThreshold(double relative, double alpha);
 

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "common.h"
 #include "compare/compare.h"
+#include "perfbench/posix_fs.h"
 #include "processes.h"
 #include "sources.h"
 
@@ -106,7 +107,7 @@ std::vector<std::pair<std::string, std::string>> EnvFlags(const po::variables_ma
 Side MakeSide(const po::variables_map& vm, char which, const std::vector<std::string>& common, const std::string& db) {
   const std::string p(1, which);
   Side s;
-  s.bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : SelfExe();
+  s.bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : posix::SelfExe();
   if (access(s.bin.c_str(), X_OK) != 0) throw UsageError("--" + p + "-bin '" + s.bin + "' is not an executable");
   s.label = vm[p + "-label"].as<std::string>();
   s.args = {"run", "--db", db, "--label", s.label, "--format", "none"};

@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "common.h"
 #include "perfbench/backend.h"
+#include "perfbench/posix_fs.h"
 #include "perfbench/statistics.h"
 #include "perfbench/workload.h"
 #include "registry.h"
@@ -65,14 +66,6 @@ std::vector<char*> Pointers(std::vector<std::string>& strings) {
 }
 
 }  // namespace
-
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
-  buf[n] = 0;
-  return buf;
-}
 
 std::string SpawnAndWait(const std::vector<std::string>& argv_in,
                          const std::vector<std::pair<std::string, std::string>>& env, int* exit_code) {
@@ -125,7 +118,7 @@ struct TempFile {
 }  // namespace
 
 ProcessOutcome RunProcess(const ProcessJob& job, int index) {
-  const std::string exe = SelfExe();
+  const std::string exe = posix::SelfExe();
   const TempFile report;
   const nlohmann::json doc = {{"db", job.db},         {"run_id", job.run_id},   {"process", index},
                               {"settings", job.settings.ToJson()}, {"variants", job.variants}, {"report", report.path}};

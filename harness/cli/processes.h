@@ -31,9 +31,6 @@ struct ProcessOutcome {
   size_t failed_variants = 0;
 };
 
-// This binary (/proc/self/exe); std::runtime_error when it cannot be found.
-std::string SelfExe();
-
 // Runs `argv` (argv[0] the executable) with `env` added to this process's
 // environment, stdout discarded, stderr passed through, dying with its
 // parent; waits. Returns "" on exit 0, else what happened ("exited with

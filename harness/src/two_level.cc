@@ -70,32 +70,6 @@ double StudentTCritical(double df, double confidence) {
   return boost::math::quantile(boost::math::students_t_distribution<double>(df), 0.5 + confidence / 2);
 }
 
-WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
-  if (a.size() < 2 || b.size() < 2) throw std::invalid_argument("WelchT: needs two values per side");
-  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
-  const double sa = StdDev(a), sb = StdDev(b);
-  const double va = sa * sa / na, vb = sb * sb / nb, se2 = va + vb;
-  WelchResult r;
-  r.difference = Mean(b) - Mean(a);
-  if (!(se2 > 0)) {  // no spread on either side
-    r.p_value = r.difference == 0 ? 1.0 : 0.0;
-    r.low = r.high = r.difference;
-    r.df = na + nb - 2;
-    return r;
-  }
-  const double se = std::sqrt(se2);
-  r.t = r.difference / se;
-  r.df = se2 * se2 / (va * va / (na - 1) + vb * vb / (nb - 1));
-  const boost::math::students_t_distribution<double> dist(r.df);
-  r.p_value = std::min(1.0, 2 * boost::math::cdf(boost::math::complement(dist, std::fabs(r.t))));
-  const double h = StudentTCritical(r.df, confidence) * se;
-  r.low = r.difference - h;
-  r.high = r.difference + h;
-  return r;
-}
-
-namespace {
-
 std::vector<double> Logs(const std::vector<double>& v) {
   std::vector<double> out;
   for (double x : v) {
@@ -104,6 +78,8 @@ std::vector<double> Logs(const std::vector<double>& v) {
   }
   return out;
 }
+
+namespace {
 
 WelchResult Exponentiated(WelchResult r) {
   r.difference = std::exp(r.difference);
@@ -132,6 +108,16 @@ WelchResult TTest(double difference, double se, double df, double confidence) {
 }
 
 }  // namespace
+
+WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  if (a.size() < 2 || b.size() < 2) throw std::invalid_argument("WelchT: needs two values per side");
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  const double sa = StdDev(a), sb = StdDev(b);
+  const double va = sa * sa / na, vb = sb * sb / nb, se2 = va + vb;
+  // Welch-Satterthwaite; with no spread on either side the test is degenerate.
+  const double df = se2 > 0 ? se2 * se2 / (va * va / (na - 1) + vb * vb / (nb - 1)) : na + nb - 2;
+  return TTest(Mean(b) - Mean(a), std::sqrt(se2), df, confidence);
+}
 
 WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
   return Exponentiated(WelchT(Logs(a), Logs(b), confidence));

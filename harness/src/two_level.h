@@ -66,6 +66,9 @@ WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double
 // conventions.
 WelchResult OneVersusManyLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence);
 
+// Natural logarithms; std::invalid_argument for a value that is not positive.
+std::vector<double> Logs(const std::vector<double>& v);
+
 // Two-sided quantile of Student's t: t such that P(|T| <= t) = confidence.
 double StudentTCritical(double df, double confidence);
 

@@ -16,6 +16,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "perfbench/posix_fs.h"
+
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
@@ -70,14 +72,6 @@ std::string DescribeStatus(int status) {
   if (WIFSIGNALED(status)) return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
                                   strsignal(WTERMSIG(status)) + ")";
   return "stopped";
-}
-
-std::string SelfExe() {
-  char buf[4096];
-  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
-  buf[n] = 0;
-  return buf;
 }
 
 }  // namespace
@@ -201,7 +195,7 @@ void Ranks::Connect(const DistributedLaunch& l, const std::string& prefix, const
 
 void Ranks::Spawn(const DistributedLaunch& l, const std::string& prefix, const Spec& spec, int first_rank,
                   int count) {
-  const std::string exe = SelfExe();
+  const std::string exe = posix::SelfExe();
   for (int i = 0; i < count; ++i) {
     const int rank = first_rank + i;
     char path[] = "/tmp/perfbench-rank-XXXXXX";

@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 
 namespace perfbench::posix {
@@ -29,6 +30,16 @@ inline std::string MakeDirs(const std::string& path) {
   if (stat(path.c_str(), &st) != 0) return std::strerror(errno);
   if (!S_ISDIR(st.st_mode)) return "not a directory";
   return "";
+}
+
+// This executable (/proc/self/exe), for starting more processes of it;
+// std::runtime_error when it cannot be found.
+inline std::string SelfExe() {
+  char buf[4096];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw std::runtime_error("cannot find the perfbench executable (/proc/self/exe)");
+  buf[n] = 0;
+  return buf;
 }
 
 inline bool Exists(const std::string& path) {

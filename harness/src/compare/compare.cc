@@ -285,19 +285,13 @@ bool AllPositive(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
 }
 
-std::vector<double> Logs(const std::vector<double>& v) {
-  std::vector<double> out;
-  for (double x : v) out.push_back(std::log(x));
-  return out;
-}
-
 // Within-process level: Mann-Whitney p and the Hodges-Lehmann interval.
 void MeasureWithin(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, double confidence) {
   m.ratio = m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0;
   m.difference = m.candidate_median - m.baseline_median;
   m.p_value = stats::MannWhitneyU(a, b).p_value;
   if (!m.absolute && AllPositive(a) && AllPositive(b)) {
-    const auto s = stats::HodgesLehmannShift(Logs(a), Logs(b), confidence);
+    const auto s = stats::HodgesLehmannShift(stats::Logs(a), stats::Logs(b), confidence);
     m.ci_low = std::exp(s.low);
     m.ci_high = std::exp(s.high);
     return;
