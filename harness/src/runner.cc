@@ -112,6 +112,20 @@ class GroupRun {
 
   std::vector<VariantOutcome> Run() {
     for (auto& v : live_) SetUp(v);
+    if (info_.engine) {
+      Measure();
+    } else {
+      StepLoop();
+    }
+    Derive();
+    for (auto& v : live_) Finish(v);
+    std::vector<VariantOutcome> out;
+    for (auto& v : live_) out.push_back(std::move(v.outcome));
+    return out;
+  }
+
+ private:
+  void StepLoop() {
     for (int w = 0; w < s_.warmup_steps; ++w) {
       for (auto& v : live_)
         if (v.active) Step(v, /*record=*/false, "warm-up step " + std::to_string(w + 1));
@@ -122,18 +136,13 @@ class GroupRun {
       for (auto& v : live_)
         if (v.active && v.done < v.target) Step(v, /*record=*/true, "step " + std::to_string(v.done + 1));
     }
-    Derive();
-    for (auto& v : live_) Finish(v);
-    std::vector<VariantOutcome> out;
-    for (auto& v : live_) out.push_back(std::move(v.outcome));
-    return out;
   }
-
- private:
   bool AnyPending() const {
     return std::any_of(live_.begin(), live_.end(), [](const Live& v) { return v.active && v.done < v.target; });
   }
   void SetUp(Live& v);
+  void Measure();
+  void Accept(Live& v, EngineVariant& e);
   void Step(Live& v, bool record, const std::string& phase);
   bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
   void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok);
@@ -206,6 +215,49 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   Record(v, rec, seconds, peak_bytes, mem_ok);
   if (v.spent_s > s_.timeout_s && v.done < v.target)
     Fail(v, fmt::format("time limit of {:g} s exceeded after {} of {} repetitions", s_.timeout_s, v.done, v.target));
+}
+
+// WorkloadInfo::engine: one call measures every live variant of the group.
+void GroupRun::Measure() {
+  std::vector<EngineVariant> engine_variants;
+  std::vector<Live*> owners;
+  for (auto& v : live_) {
+    if (!v.active) continue;
+    engine_variants.push_back({v.workload.get(), &v.outcome.variant.params, {}, Status::Ok()});
+    owners.push_back(&v);
+  }
+  if (owners.empty()) return;
+  const double t0 = now_();
+  Status st = Guarded("measure", [&] {
+    info_.engine(s_, engine_variants);
+    return Status::Ok();
+  });
+  const double spent = now_() - t0;
+  *timed_s_ += spent;
+  for (size_t i = 0; i < owners.size(); ++i) {
+    owners[i]->spent_s += spent / static_cast<double>(owners.size());
+    if (!st.ok()) {
+      Fail(*owners[i], st.message());
+    } else {
+      Accept(*owners[i], engine_variants[i]);
+    }
+  }
+}
+
+// An engine's samples, held to the rules of the step loop: declared metrics,
+// finite values, at least one repetition.
+void GroupRun::Accept(Live& v, EngineVariant& e) {
+  if (e.status.skipped()) return Skip(v, e.status.message());
+  if (!e.status.ok()) return Fail(v, e.status.WithContext("measure").message());
+  for (const auto& [metric, values] : e.samples) {
+    if (info_.FindMetric(metric) == nullptr)
+      return Fail(v, "measure: metric '" + metric + "' is not declared by " + info_.FullName());
+    for (double x : values)
+      if (!std::isfinite(x)) return Fail(v, "measure: metric '" + metric + "' is " + std::to_string(x));
+  }
+  if (e.samples.empty()) return Fail(v, "measure: the engine recorded no samples");
+  v.outcome.samples = std::move(e.samples);
+  v.done = static_cast<int>(v.outcome.samples.begin()->second.size());
 }
 
 // A failed step, an undeclared metric or a non-finite value fails the variant.

@@ -40,6 +40,23 @@ struct DerivedMetric {
   Kind kind = Kind::kReferenceOverVariant;
 };
 
+class Workload;
+
+// A workload measured by an engine of its own (the micro suite hands its
+// kernels to Google Benchmark's iteration, repetition and interleaving
+// logic) instead of the runner's warm-up and step loop. The runner sets every
+// variant of a group up as usual, calls the engine once with the live ones,
+// then derives, verifies, reads attributes and tears down as usual. The
+// engine fills each variant's samples (declared metrics only, one value per
+// repetition) or sets its status to an error.
+struct EngineVariant {
+  Workload* workload = nullptr;
+  const Params* params = nullptr;
+  std::map<std::string, std::vector<double>> samples;
+  Status status = Status::Ok();
+};
+using GroupEngine = std::function<void(const RunSettings& settings, std::vector<EngineVariant>& variants)>;
+
 // What a workload *is*. Every field changes what the numbers mean, so none of
 // them can be overridden by flags or environment variables.
 struct WorkloadInfo {
@@ -68,8 +85,11 @@ struct WorkloadInfo {
   // Optional: a known cause for a slow variant on `device` ("no native bf16 on
   // this CPU"), named when the time budget cuts the variant short; "" if none.
   std::function<std::string(const Params&, const std::string& device)> slow_cause;
-  // Suites marked hidden run only when named with --suite (self-tests).
+  // Suites marked hidden run only when named with --suite (self-tests, the
+  // control, the peak sweep).
   bool hidden = false;
+  // Optional: see EngineVariant. Empty: the runner's own step loop.
+  GroupEngine engine;
 
   std::string FullName() const { return suite + "/" + name; }
   const MetricSpec* FindMetric(std::string_view metric) const;

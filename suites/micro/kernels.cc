@@ -1,0 +1,149 @@
+#include "kernels.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#ifdef PERFBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAEvent.h>
+#endif
+
+namespace perfbench::micro {
+
+torch::Device DeviceFor(const std::string& device) {
+  return device == "cuda" ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+}
+
+torch::ScalarType ParseDtype(const std::string& name) {
+  if (name == "fp32") return torch::kFloat32;
+  if (name == "bf16") return torch::kBFloat16;
+  if (name == "fp16") return torch::kFloat16;
+  if (name == "int8") return torch::kInt8;
+  throw std::invalid_argument("dtype '" + name + "': expected fp32, bf16, fp16 or int8");
+}
+
+namespace {
+
+torch::Tensor Operand(torch::ScalarType dtype, int64_t rows, int64_t cols, const torch::Device& device) {
+  auto gen = torch::make_generator<at::CPUGeneratorImpl>(rows * 7919 + cols);
+  if (dtype == torch::kInt8)
+    return torch::randint(-8, 8, {rows, cols}, gen, torch::dtype(torch::kInt8)).to(device);
+  return torch::randn({rows, cols}, gen, torch::dtype(torch::kFloat32)).to(device, dtype);
+}
+
+// Largest |C - C_ref| / max |C_ref| a dtype may show (fp32 accumulation).
+double Tolerance(torch::ScalarType dtype) {
+  if (dtype == torch::kInt8) return 0;
+  if (dtype == torch::kFloat32) return 1e-4;
+  return 2e-2;
+}
+
+void CheckProduct(const torch::Tensor& got, const torch::Tensor& a, const torch::Tensor& b, torch::ScalarType dtype) {
+  const auto ref = torch::matmul(a.to(torch::kFloat64), b.to(torch::kFloat64));
+  const double scale = ref.abs().max().item<double>();
+  const double err = (got.to(torch::kFloat64) - ref).abs().max().item<double>() / (scale > 0 ? scale : 1);
+  if (err > Tolerance(dtype))
+    throw std::runtime_error(fmt::format("GEMM check: relative error {:.3g} above {:.3g}", err, Tolerance(dtype)));
+}
+
+}  // namespace
+
+Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  auto a = Operand(dtype, m, k, device), b = Operand(dtype, k, n, device);
+  const bool int8 = dtype == torch::kInt8;
+  auto c = int8 ? at::_int_mm(a, b) : torch::matmul(a, b);
+  CheckProduct(c.cpu(), a.cpu(), b.cpu(), dtype);
+  Kernel kernel;
+  kernel.flop = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  kernel.run = [a, b, c, int8]() mutable {
+    if (int8) {
+      at::_int_mm_out(c, a, b);
+    } else {
+      at::matmul_out(c, a, b);
+    }
+  };
+  return kernel;
+}
+
+Kernel Conv2d(torch::ScalarType dtype, int64_t batch, int64_t channels, int64_t hw, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  auto gen = torch::make_generator<at::CPUGeneratorImpl>(17);
+  auto x = torch::randn({batch, channels, hw, hw}, gen).to(device, dtype);
+  auto w = (torch::randn({channels, channels, 3, 3}, gen) * 0.05).to(device, dtype);
+  Kernel kernel;
+  kernel.flop = 2.0 * static_cast<double>(batch * channels * hw * hw) * static_cast<double>(channels * 9);
+  kernel.run = [x, w]() {
+    torch::NoGradGuard guard;
+    auto y = torch::conv2d(x, w, {}, 1, 1);
+  };
+  return kernel;
+}
+
+Kernel Copy(int64_t bytes, const torch::Device& device) {
+  auto src = torch::ones({bytes / 4}, torch::dtype(torch::kFloat32).device(device));
+  auto dst = torch::empty_like(src);
+  return Kernel{[src, dst]() mutable { dst.copy_(src); }, 0, 2.0 * static_cast<double>(src.numel() * 4)};
+}
+
+Kernel Add(int64_t bytes, const torch::Device& device) {
+  auto a = torch::ones({bytes / 4}, torch::dtype(torch::kFloat32).device(device));
+  auto b = torch::ones_like(a), c = torch::empty_like(a);
+  return Kernel{[a, b, c]() mutable { at::add_out(c, a, b); }, 0, 3.0 * static_cast<double>(a.numel() * 4)};
+}
+
+Kernel Transfer(bool to_device, bool pinned, int64_t bytes, const torch::Device& device) {
+  auto host = torch::ones({bytes / 4}, torch::dtype(torch::kFloat32).pinned_memory(pinned));
+  auto dev = torch::empty({bytes / 4}, torch::dtype(torch::kFloat32).device(device));
+  const double moved = static_cast<double>(host.numel() * 4);
+  if (to_device) return Kernel{[host, dev]() mutable { dev.copy_(host, /*non_blocking=*/true); }, 0, moved};
+  return Kernel{[host, dev]() mutable { host.copy_(dev, /*non_blocking=*/true); }, 0, moved};
+}
+
+namespace {
+
+void SetCounters(benchmark::State& state, const Kernel& kernel) {
+  using benchmark::Counter;
+  if (kernel.flop > 0) state.counters["flops"] = Counter(kernel.flop, Counter::kIsIterationInvariantRate);
+  if (kernel.bytes > 0) state.counters["bandwidth"] = Counter(kernel.bytes, Counter::kIsIterationInvariantRate);
+}
+
+#ifdef PERFBENCH_WITH_CUDA
+// Each call between two events on the current stream; the host waits for
+// the second before the next call, so calls never overlap.
+void TimeWithEvents(benchmark::State& state, const Kernel& kernel) {
+  at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
+  for (auto _ : state) {
+    start.record();
+    kernel.run();
+    stop.record();
+    stop.synchronize();
+    state.SetIterationTime(static_cast<double>(start.elapsed_time(stop)) / 1e3);
+  }
+}
+#endif
+
+}  // namespace
+
+BenchCase CaseFor(const std::string& name, Kernel kernel, const torch::Device& device) {
+  BenchCase c;
+  c.name = name;
+  c.manual_time = device.is_cuda();
+  c.body = [kernel = std::move(kernel), cuda = device.is_cuda()](benchmark::State& state) {
+    torch::NoGradGuard no_grad;
+    if (cuda) {
+#ifdef PERFBENCH_WITH_CUDA
+      TimeWithEvents(state, kernel);
+#else
+      state.SkipWithError("this build has no CUDA paths");
+      return;
+#endif
+    } else {
+      for (auto _ : state) kernel.run();
+    }
+    SetCounters(state, kernel);
+  };
+  return c;
+}
+
+}  // namespace perfbench::micro

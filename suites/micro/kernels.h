@@ -1,0 +1,45 @@
+// The micro suite's kernels: what runs, how much work one call does, and
+// the Google Benchmark case that times it (torch).
+#pragma once
+
+#include <torch/torch.h>
+
+#include <functional>
+#include <string>
+
+#include "gbench_engine.h"
+
+namespace perfbench::micro {
+
+// One kernel call and its work: 2mnk FLOP for a GEMM (integer ops for
+// int8), bytes read + written for memory kernels (STREAM's counting).
+struct Kernel {
+  std::function<void()> run;
+  double flop = 0;
+  double bytes = 0;
+};
+
+// "cuda" -> the first GPU, anything else -> the CPU.
+torch::Device DeviceFor(const std::string& device);
+
+// "fp32" | "bf16" | "fp16" | "int8"; throws std::invalid_argument otherwise.
+torch::ScalarType ParseDtype(const std::string& name);
+
+// C = A B with A m x k, B k x n (int8: at::_int_mm into int32). Checks the
+// product against fp32 once (a wrong kernel is not a fast one): throws
+// std::runtime_error naming the error when it is off.
+Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device);
+// A ResNet-like 3x3 convolution, stride 1, padding 1: batch x channels x hw x hw.
+Kernel Conv2d(torch::ScalarType dtype, int64_t batch, int64_t channels, int64_t hw, const torch::Device& device);
+// dst.copy_(src) (2 bytes moved per byte) or c = a + b (3 per byte), fp32.
+Kernel Copy(int64_t bytes, const torch::Device& device);
+Kernel Add(int64_t bytes, const torch::Device& device);
+// Host <-> device copies of `bytes` from pageable or pinned host memory.
+Kernel Transfer(bool to_device, bool pinned, int64_t bytes, const torch::Device& device);
+
+// The case that times `kernel`: real time on the CPU (the calls are
+// synchronous); on a GPU CUDA events around each call give manual time.
+// Counters: flops and/or bandwidth (per second of that time).
+BenchCase CaseFor(const std::string& name, Kernel kernel, const torch::Device& device);
+
+}  // namespace perfbench::micro
