@@ -267,7 +267,8 @@ TEST_F(Compare, IdenticalRunsAreNoRegression) {
   auto r = Run("compare base same --format json");
   EXPECT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(doc["schema_version"], 2);
+  EXPECT_EQ(doc["schema_version"], 3);
+  EXPECT_TRUE(doc["machine_changes"].empty());
   EXPECT_NE(doc["verdict"], "regression");
   for (const auto& m : doc["metrics"]) {
     for (const char* k : {"suite", "workload", "params", "metric", "unit", "higher_is_better", "baseline_median",

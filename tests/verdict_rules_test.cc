@@ -142,6 +142,50 @@ TEST(VerdictRules, InformationalMetricsAreReportedNotJudged) {
   EXPECT_EQ(c.verdict, Overall::kPass);
 }
 
+ResultRecord Control(std::vector<double> samples) {
+  auto r = Rec(ResultStatus::kOk, std::move(samples));
+  r.suite = "control";
+  r.workload = "gemm";
+  r.metric = "flops";
+  return r;
+}
+
+// The control moved a lot while the code's metric held: a machine change is
+// named, the control is `info`, and the comparison passes.
+TEST(VerdictRules, AControlThatMovedNamesTheMachineAndIsNeverARegression) {
+  const auto code = Rec(ResultStatus::kOk, {10, 10.1, 9.9, 10.05, 9.95, 10, 10.02});
+  const auto slow = Control({1, 1.01, 0.99, 1.02, 0.98, 1, 1.01, 0.99, 1, 1});
+  const auto fast = Control({2, 2.02, 1.98, 2.01, 1.99, 2, 2.03, 1.97, 2, 2});
+  const Comparison c = Compare(Side({code, fast}), Side({code, slow}), Policy::Default(), false);
+  ASSERT_EQ(c.metrics.size(), 2u);
+  EXPECT_EQ(c.verdict, Overall::kPass);
+  EXPECT_EQ(c.Count(Verdict::kRegression), 0);
+  ASSERT_EQ(c.machine_changes.size(), 1u);
+  EXPECT_NE(c.machine_changes[0].find("control/gemm flops -50"), std::string::npos) << c.machine_changes[0];
+  for (const auto& m : c.metrics) {
+    if (m.suite != "control") continue;
+    EXPECT_TRUE(m.control);
+    EXPECT_EQ(m.verdict, Verdict::kInfo);
+    EXPECT_NE(m.reason.find("the machine changed"), std::string::npos) << m.reason;
+  }
+  // The same code metric regressing is still a regression beside a control that held.
+  auto worse = code;
+  for (double& x : worse.samples) x *= 0.5;
+  const Comparison d = Compare(Side({code, fast}), Side({worse, fast}), Policy::Default(), false);
+  EXPECT_EQ(d.verdict, Overall::kRegression);
+  EXPECT_TRUE(d.machine_changes.empty());
+}
+
+// A control on one side only (an older baseline, --no-control) cannot make
+// a comparison inconclusive.
+TEST(VerdictRules, AControlOnOneSideIsInformation) {
+  const auto code = Rec(ResultStatus::kOk, {10, 10.1, 9.9, 10.05, 9.95, 10, 10.02});
+  const Comparison c = Compare(Side({code}), Side({code, Control({1, 1, 1, 1, 1})}), Policy::Default(), false);
+  EXPECT_EQ(c.verdict, Overall::kPass);
+  for (const auto& m : c.metrics)
+    if (m.control) EXPECT_EQ(m.verdict, Verdict::kInfo);
+}
+
 TEST(VerdictRules, AcrossHardwareEveryTestedMetricIsComparedAndTheRunIsAReport) {
   const auto a = Rec(ResultStatus::kOk, {1, 1.1, 1.2, 1.3, 1.4});
   const auto b = Rec(ResultStatus::kOk, {2, 2.1, 2.2, 2.3, 2.4});

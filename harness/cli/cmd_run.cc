@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: perfbench run [--suite S[,S]] [--filter REGEX] [--quick] [--label L] [--db PATH]\n"
-    "                     [--processes K]\n"
+    "                     [--processes K] [--no-control]\n"
     "                     [--repetitions N] [--warmup N] [--device auto|cpu|cuda] [--threads N]\n"
     "                     [--seed N] [--timeout SECONDS] [--format table|json|none]\n"
     "                     [--param KEY=V[,V]] [--world-sizes N[,N]] [--comm-timeout SECONDS]\n"
@@ -25,6 +25,9 @@ constexpr const char* kUsage =
     "(--timeout): one too slow for it runs fewer repetitions or is skipped, naming its step\n"
     "time, and its siblings are still measured and stored. Exit 0 when all ran, 4 when a\n"
     "workload failed (the others are still recorded), 2 on bad input.\n\n"
+    "Every run that selects a suite other than the hidden self-tests also measures the control\n"
+    "(control/gemm, control/bandwidth: pinned sizes, about 1 s) at its start and end; compare and\n"
+    "gate report when the control moved (\"the machine changed\") and never count it as a regression.\n\n"
     "--processes K runs the selection in K fresh processes, one after another, each with its\n"
     "own warm-up and ceil(repetitions / K) repetitions (at least 2), and stores every sample\n"
     "with its process index: processes, not repetitions, are the independent samples (each\n"
@@ -45,7 +48,10 @@ po::options_description RunOptions() {
        "run only variants whose full name (suite/workload/k:v/...) matches")
       ("quick", po::bool_switch(), "small sizes and fewer repetitions (CI, smoke tests)")
       ("label", po::value<std::string>()->value_name("L"), "label stored with the run (e.g. a version)")
-      ("processes", po::value<int>()->value_name("K"), "fresh processes to take the samples in (default 1)");
+      ("processes", po::value<int>()->value_name("K"), "fresh processes to take the samples in (default 1)")
+      ("no-control", po::bool_switch(),
+       "skip the control: a pinned GEMM and copy (about 1 s) measured at the start and end of every run, "
+       "which compare and gate use to tell a machine that moved from code that moved");
   AddMeasureOptions(desc, false);
   AddDistributedOptions(desc);
   AddDataDirOption(desc);
@@ -60,6 +66,7 @@ RunSettings SettingsFromFlags(const po::variables_map& vm, DeviceBackend& backen
   RunSettings s = ResolveSettings(vm, RunSettings::Defaults(vm["quick"].as<bool>()), backend);
   if (vm.count("suite")) s.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
   if (vm.count("filter")) s.filter = vm["filter"].as<std::string>();
+  if (vm["no-control"].as<bool>()) s.control = false;
   ResolveDistributed(vm, &s);
   if (vm.count("processes")) {
     s.processes = vm["processes"].as<int>();

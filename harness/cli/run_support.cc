@@ -315,6 +315,32 @@ std::vector<ResultRecord> Merge(const std::vector<ResultRecord>& records, Execut
   return rows;
 }
 
+// The control's groups (empty in a build without the micro suite).
+std::vector<VariantGroup> ControlGroups(const RunSettings& s) {
+  RunSettings c = s;
+  c.suites = {"control"};
+  c.filter.clear();
+  c.overrides.clear();
+  c.quick = false;
+  try {
+    return GroupVariants(SelectVariants(c));
+  } catch (const std::invalid_argument&) {
+    return {};
+  }
+}
+
+// `groups` between two measurements of the control, when the run has one
+// (RunSettings::control).
+std::vector<VariantGroup> WithControl(const RunSettings& s, const std::vector<VariantGroup>& groups) {
+  const bool real = std::any_of(groups.begin(), groups.end(), [](const VariantGroup& g) { return !g.workload->info.hidden; });
+  if (!s.control || s.launch.Fixed() || !real) return groups;
+  const auto control = ControlGroups(s);
+  std::vector<VariantGroup> out = control;
+  out.insert(out.end(), groups.begin(), groups.end());
+  out.insert(out.end(), control.begin(), control.end());
+  return out;
+}
+
 }  // namespace
 
 void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, DeviceBackend& backend,
@@ -323,7 +349,7 @@ void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, De
   runner.set_process_seed(process.seed);
   Progress progress(StderrIsTerminal() && settings.launch.rank == 0);
   runner.set_progress([&](const ProgressEvent& e) { progress.Update(e); });
-  runner.RunAll(groups, [&](const std::vector<VariantOutcome>& outcomes) {
+  runner.RunAll(WithControl(settings, groups), [&](const std::vector<VariantOutcome>& outcomes) {
     std::vector<ResultRecord> records;
     for (const auto& o : outcomes) {
       if (o.status == ResultStatus::kFailed) ++into->failed;

@@ -61,7 +61,9 @@ struct ProcessTag {
   uint64_t seed = 0;
 };
 
-// Runs groups with `settings`, storing each group's results in one
+// Runs groups with `settings` (between two measurements of the control when
+// RunSettings::control holds and a suite that is not hidden is selected),
+// storing each group's results in one
 // transaction as soon as it finishes, with progress on a terminal. A result
 // new to `into` is appended to the run; one `into` already holds (another
 // process of the run) gets the new samples appended, keeps a failure, and is

@@ -28,6 +28,7 @@ nlohmann::json RunSettings::ToJson() const {
                       {"seed", seed},                 {"quick", quick},             {"device", device},
                       {"threads", threads},           {"suites", suites},           {"filter", filter}};
   if (processes != 1) j["processes"] = processes;
+  if (!control) j["control"] = false;
   if (!data_dir.empty()) j["data_dir"] = data_dir;
   if (!overrides.empty()) {
     nlohmann::json o = nlohmann::json::object();
@@ -80,6 +81,7 @@ RunSettings RunSettings::FromJson(const nlohmann::json& j) {
   Read(j, "warmup_steps", &s.warmup_steps);
   Read(j, "repetitions", &s.repetitions);
   Read(j, "processes", &s.processes);
+  Read(j, "control", &s.control);
   Read(j, "timeout_s", &s.timeout_s);
   Read(j, "seed", &s.seed);
   Read(j, "device", &s.device);

@@ -44,6 +44,11 @@ struct RunSettings {
   double timeout_s = kTimeoutS;     ///< Wall-clock budget per variant (set-up, warm-up, steps).
   uint64_t seed = kSeed;            ///< Seeds model init and data; stored with the run.
   bool quick = false;               ///< Small problem sizes (CI, smoke runs).
+  // The control (suite `control`, hidden): a pinned GEMM and copy measured
+  // at the start and end of every process of a run that selects a suite
+  // that is not hidden, so compare and gate can tell a machine that moved
+  // from code that moved. Not under an external launcher.
+  bool control = true;
   std::string device = "auto";      ///< "auto" before Resolve; "cpu" or "cuda" in a run.
   int threads = 0;                  ///< Intra-op threads; 0: the library default.
   std::string data_dir;             ///< Dataset cache (suites that need "data").
@@ -60,7 +65,7 @@ struct RunSettings {
   void Validate() const;
   // The stored form (`run.settings` in `show --format json`): warmup_steps,
   // repetitions, timeout_s, seed, quick, device, threads, suites, filter,
-  // processes when not 1, data_dir when set, param_overrides when any, launch when not the default.
+  // processes when not 1, control when off, data_dir when set, param_overrides when any, launch when not the default.
   nlohmann::json ToJson() const;
   // Inverse of ToJson; absent keys keep Defaults(quick). Throws
   // std::invalid_argument naming a malformed key.

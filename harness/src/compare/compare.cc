@@ -218,6 +218,7 @@ MetricVerdict Describe(const ResultRecord* ra, const ResultRecord* rb, const Pol
   m.absolute = th.absolute;
   m.threshold = m.policy_threshold = th.value;
   m.informational = th.informational;
+  m.control = r.suite == "control";
   m.n_baseline = ra ? ra->samples.size() : 0;
   m.n_candidate = rb ? rb->samples.size() : 0;
   if (m.n_baseline) m.baseline_median = stats::Median(ra->samples);
@@ -392,6 +393,29 @@ void JudgeTested(Comparison& c, const std::vector<size_t>& tested, double alpha)
   }
 }
 
+// Tested metrics go to the code's family or, for the control, to its own.
+void AddTested(const Comparison& c, std::vector<size_t>* code, std::vector<size_t>* control) {
+  (c.metrics.back().control ? control : code)->push_back(c.metrics.size() - 1);
+}
+
+// The control's metrics: judged in their own family, then turned into
+// machine changes (see compare.h) and `info`.
+void SettleControls(Comparison& c, const std::vector<size_t>& tested, double alpha) {
+  JudgeTested(c, tested, alpha);
+  for (auto& m : c.metrics) {
+    if (!m.control) continue;
+    const bool moved = m.verdict == Verdict::kRegression || m.verdict == Verdict::kImprovement;
+    if (moved && !c.across_hardware) {
+      const std::string what = m.suite + "/" + m.workload + " " + m.metric + " " + ChangeText(m);
+      c.machine_changes.push_back(what);
+      m.reason = "the machine changed: " + what + " (control: not a verdict on the code)";
+    } else {
+      m.reason = "control, " + std::string(ToString(m.verdict)) + ": " + m.reason;
+    }
+    m.verdict = Verdict::kInfo;
+  }
+}
+
 Overall OverallVerdict(const Comparison& c) {
   if (c.across_hardware) return Overall::kReport;
   if (c.Count(Verdict::kRegression)) return Overall::kRegression;
@@ -427,20 +451,23 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
   c.across_hardware = across_hardware;
   Differences(a, b, c);
   const auto base = Index(a), cand = Index(b);
-  std::vector<size_t> tested;
+  std::vector<size_t> tested, controls;
   for (const auto& k : OrderedKeys(a, b)) {
     const ResultRecord* ra = base.count(k) ? &base.at(k) : nullptr;
     const ResultRecord* rb = cand.count(k) ? &cand.at(k) : nullptr;
     MetricVerdict m = Describe(ra, rb, policy);
+    bool pending = false;
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
       Measure(m, *ra, *rb, policy.confidence);
       MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { Measure(e, *ra, *rb, conf); });
       ApplyNoiseFloor(m, history, k);
-      if (!MarkInformational(m)) tested.push_back(c.metrics.size());
+      pending = !MarkInformational(m);
     }
     c.metrics.push_back(std::move(m));
+    if (pending) AddTested(c, &tested, &controls);
   }
   JudgeTested(c, tested, policy.alpha);
+  SettleControls(c, controls, policy.alpha);
   c.verdict = OverallVerdict(c);
   return c;
 }
@@ -498,11 +525,12 @@ Comparison ComparePaired(const PairedData& d, const Policy& policy, const Histor
   std::vector<std::map<std::string, double>> ma, mb;
   for (const auto& r : d.a_pairs) ma.push_back(Medians(r));
   for (const auto& r : d.b_pairs) mb.push_back(Medians(r));
-  std::vector<size_t> tested;
+  std::vector<size_t> tested, controls;
   for (const auto& k : OrderedKeys(d.a, d.b)) {
     const ResultRecord* ra = base.count(k) ? &base.at(k) : nullptr;
     const ResultRecord* rb = cand.count(k) ? &cand.at(k) : nullptr;
     MetricVerdict m = Describe(ra, rb, policy);
+    bool pending = false;
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
       const auto changes = PairChanges(k, m.absolute, ma, mb);
       if (changes.size() < kMinPairs) {
@@ -512,12 +540,14 @@ Comparison ComparePaired(const PairedData& d, const Policy& policy, const Histor
         MeasurePairs(m, changes, policy.confidence);
         MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { MeasurePairs(e, changes, conf); });
         ApplyNoiseFloor(m, history, k);
-        if (!MarkInformational(m)) tested.push_back(c.metrics.size());
+        pending = !MarkInformational(m);
       }
     }
     c.metrics.push_back(std::move(m));
+    if (pending) AddTested(c, &tested, &controls);
   }
   JudgeTested(c, tested, policy.alpha);
+  SettleControls(c, controls, policy.alpha);
   c.verdict = OverallVerdict(c);
   return c;
 }

@@ -48,6 +48,12 @@
 //                 on both sides is missing: it cannot pass)
 //   skipped       skipped on both sides (e.g. needs a GPU): not judged
 //   info          informational metric (policy): reported, never judged
+// The control (suite `control`: a pinned GEMM and copy every run measures
+// at its start and end) is judged the same way, with its own BH family, and
+// then reported as `info`: when it reads a regression or an improvement the
+// machine moved between the runs ("the machine changed: control/gemm flops
+// -12%"), listed in Comparison::machine_changes; it never counts against the
+// code. Not judged across hardware (the machines differ by design).
 #pragma once
 
 #include <map>
@@ -133,6 +139,7 @@ struct MetricVerdict {
   double p_value = 1, q_value = 1;
   bool tested = false;  // p (and q unless informational) computed
   bool informational = false;
+  bool control = false;  // suite `control`: a machine change, never a code verdict
   Verdict verdict = Verdict::kInconclusive;
   std::string reason;
 };
@@ -142,6 +149,9 @@ struct Comparison {
   std::vector<FieldDiff> hardware;  // CPU, cores, memory, GPUs: incomparable unless allowed
   bool across_hardware = false;     // procurement view: ratios only, no pass/fail
   std::vector<MetricVerdict> metrics;
+  // "control/gemm flops -12.1% [-14%, -10%]": controls that moved beyond
+  // their noise between the two sides.
+  std::vector<std::string> machine_changes;
   Overall verdict = Overall::kPass;
   int Count(Verdict v) const;
 };

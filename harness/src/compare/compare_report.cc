@@ -101,6 +101,7 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
     o << "differences:\n";
     for (const auto& d : c.software) o << "  " << d.field << ": " << d.baseline << " -> " << d.candidate << "\n";
   }
+  for (const auto& change : c.machine_changes) o << "the machine changed: " << change << "\n";
   o << "\n";
   TextTable t({"verdict", "workload", "params", "metric", "baseline", "candidate", "reason"});
   for (const auto* m : Sorted(c, only_changed)) {
@@ -124,6 +125,7 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
   std::ostringstream o;
   o << "### perfbench: " << ToString(c.verdict) << "\n\n"
     << "Baseline " << RunName(a) << ", candidate " << RunName(b) << ". " << Summary(c) << ".\n\n";
+  for (const auto& change : c.machine_changes) o << "**The machine changed:** " << MdCell(change) << "\n\n";
   if (!c.software.empty() || !c.hardware.empty()) {
     o << "| differs | baseline | candidate |\n|---|---|---|\n";
     for (const auto* list : {&c.hardware, &c.software})
@@ -184,6 +186,7 @@ nlohmann::ordered_json MetricJson(const MetricVerdict& m) {
     j["processes_baseline"] = m.processes_baseline;
     j["processes_candidate"] = m.processes_candidate;
     j["threshold_kind"] = m.informational ? "informational" : m.absolute ? "absolute" : "relative";
+    j["control"] = m.control;
     j["verdict"] = Name(m.verdict);
     j["reason"] = m.reason;
   return j;
@@ -207,8 +210,8 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
   nlohmann::ordered_json doc;
   // 2: per metric level, processes_*, policy_threshold, history_runs and the
   // equivalence interval eq_* (baseline_runs is gone: the floor is learned
-  // from history).
-  doc["schema_version"] = 2;
+  // from history). 3: machine_changes (the control), and `control` per metric.
+  doc["schema_version"] = 3;
   doc["baseline"] = run(a);
   doc["candidate"] = run(b);
   doc["verdict"] = ToString(c.verdict);
@@ -216,6 +219,7 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
   for (const auto* list : {&c.hardware, &c.software})
     for (const auto& d : *list) diffs.push_back({{"field", d.field}, {"baseline", d.baseline}, {"candidate", d.candidate}});
   doc["differences"] = diffs;
+  doc["machine_changes"] = c.machine_changes;
   nlohmann::ordered_json ms = nlohmann::ordered_json::array();
   for (const auto* m : Sorted(c, only_changed)) {
     ms.push_back(MetricJson(*m));
