@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "cli.h"
+#include "peaks.h"
 #include "common.h"
 #include "fingerprint.h"
 #include "perfbench/backend.h"
@@ -129,6 +130,8 @@ int ShowCmd(const std::vector<std::string>& args) {
             << run.fingerprint.value("cpu_model", "?") << "  torch " << run.fingerprint.value("torch_version", "-")
             << "  " << run.command << "\n\n";
   PrintResultsTable(results, std::cout);
+  std::ostringstream peaks;
+  if (PrintAchievable(*store, run, peaks)) std::cout << "\n" << peaks.str();
   return kExitOk;
 }
 

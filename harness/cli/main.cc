@@ -18,6 +18,7 @@ int ImportCmd(const std::vector<std::string>& args);
 int BaselineCmd(const std::vector<std::string>& args);
 int GateCmd(const std::vector<std::string>& args);
 int AbCmd(const std::vector<std::string>& args);
+int PeakCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -29,6 +30,7 @@ const std::vector<Command>& Commands() {
       {"compare", "compare a candidate run with a baseline: a verdict per metric", CompareCmd},
       {"gate", "CI gate: rerun a baseline's workloads, compare, exit by verdict", GateCmd},
       {"ab", "paired A/B runs of two builds or configurations, judged pair by pair", AbCmd},
+      {"peak", "achievable GEMM FLOP/s and memory bandwidth here (MAMF-style sweep), stored per machine", PeakCmd},
       {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},
       {"import", "load a run from show JSON, a baseline file or Google Benchmark JSON", ImportCmd},
   };

@@ -1,0 +1,89 @@
+// perfbench peak: achievable GEMM FLOP/s and memory bandwidth on this
+// machine (see suites/micro/peak_workloads.cc for the sweep), stored per
+// hardware profile as a run labelled "peak".
+#include <iostream>
+
+#include "cli.h"
+#include "common.h"
+#include "peaks.h"
+#include "fingerprint.h"
+#include "perfbench/backend.h"
+#include "perfbench/statistics.h"
+#include "report/format.h"
+
+namespace perfbench::cli {
+
+int RunCmd(const std::vector<std::string>& args);
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: perfbench peak [--quick] [--device auto|cpu|cuda] [--threads N] [--db PATH] [--show]\n\n"
+    "Measures what this machine really reaches, after Stas Bekman's MAMF finder: GEMM FLOP/s\n"
+    "per dtype (fp32, bf16, fp16) as the best median over a sweep of shapes, and memory\n"
+    "bandwidth (fp32 copy and add) as the best median over arrays far beyond the caches. The\n"
+    "result is stored as a run labelled `peak` with this machine's hardware profile; `show`\n"
+    "prints it beside any run of the same machine. Datasheet peaks are not reachable (an\n"
+    "H100/H200 reaches about 790 of 989 dense bf16 TFLOP/s): utilisation against the\n"
+    "achievable peak says how much headroom is really left.\n"
+    "--show prints the stored peaks of this machine without measuring.";
+
+bool LatestPeak(Store& store, const std::string& profile, const std::string& device, RunRecord* out) {
+  for (int64_t id : store.RunsWithLabel(kPeakLabel)) {
+    RunRecord r = store.GetRun(id);
+    if (r.status != RunStatus::kComplete || r.profile_key != profile) continue;
+    if (r.settings.value("device", std::string()) != device) continue;
+    *out = std::move(r);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool PrintAchievable(Store& store, const RunRecord& run, std::ostream& out) {
+  RunRecord peak;
+  if (!LatestPeak(store, run.profile_key, run.settings.value("device", std::string("cpu")), &peak)) return false;
+  out << "achievable here (peak run " << peak.id << ", " << peak.started_at << "):\n";
+  for (const auto& r : store.GetResults(peak.id)) {
+    if (r.suite != "peak" || r.metric == "time") continue;
+    if (r.status != ResultStatus::kOk || r.samples.empty()) {
+      out << "  " << r.workload << " " << r.params.Encode() << ": " << ToString(r.status) << "\n";
+      continue;
+    }
+    auto shape = r.attributes.find("shape");
+    out << "  " << r.workload << " " << r.params.Encode() << ": " << FormatValue(stats::Median(r.samples), r.unit)
+        << (shape != r.attributes.end() ? " at " + shape->second : "") << "\n";
+  }
+  return true;
+}
+
+int PeakCmd(const std::vector<std::string>& args) {
+  po::options_description desc("options");
+  desc.add_options()("quick", po::bool_switch(), "a shorter sweep (fewer repetitions, smaller largest shape)")
+      ("device", po::value<std::string>()->value_name("D"), "auto | cpu | cuda (default auto)")
+      ("threads", po::value<int>()->value_name("N"), "intra-op threads, 0: the library default")
+      ("show", po::bool_switch(), "print this machine's stored peaks, measure nothing");
+  AddDbOption(desc);
+  po::variables_map vm;
+  if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
+  std::vector<std::string> run = {"--suite", "peak", "--label", kPeakLabel, "--no-control", "--format", "none"};
+  if (vm["quick"].as<bool>()) run.push_back("--quick");
+  for (const char* flag : {"device", "db"})
+    if (vm.count(flag)) run.insert(run.end(), {std::string("--") + flag, vm[flag].as<std::string>()});
+  if (vm.count("threads")) run.insert(run.end(), {"--threads", std::to_string(vm["threads"].as<int>())});
+  int code = kExitOk;
+  if (!vm["show"].as<bool>()) code = RunCmd(run);
+  // This machine, as a run of it would be fingerprinted.
+  RunRecord here;
+  here.profile_key = ProfileKey(CaptureFingerprint(GetDeviceBackend()));
+  std::string device = vm.count("device") ? vm["device"].as<std::string>() : "auto";
+  if (device == "auto") device = GetDeviceBackend().CudaAvailable() ? "cuda" : "cpu";
+  here.settings = {{"device", device}};
+  auto store = OpenStore(vm, Store::Mode::kExisting);
+  if (!PrintAchievable(*store, here, std::cout))
+    throw UsageError("no peak stored for this machine (" + device + ") in " + store->path() + ": run `perfbench peak`");
+  return code;
+}
+
+}  // namespace perfbench::cli

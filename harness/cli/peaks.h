@@ -1,0 +1,19 @@
+// Achievable peaks: `perfbench peak` measures them (the hidden `peak`
+// suite, stored as a run labelled "peak"), and `show` prints those of a
+// run's machine beside its results.
+#pragma once
+
+#include <ostream>
+
+#include "store/store.h"
+
+namespace perfbench::cli {
+
+// The label every `perfbench peak` run carries.
+inline constexpr const char* kPeakLabel = "peak";
+
+// Prints "achievable here (peak run N, date): ..." for the newest complete
+// peak run with `run`'s hardware profile and device; false when there is none.
+bool PrintAchievable(Store& store, const RunRecord& run, std::ostream& out);
+
+}  // namespace perfbench::cli
