@@ -1,31 +1,25 @@
 #include "host_memory.h"
 
-#include <fstream>
-#include <sstream>
-#include <string>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 namespace perfbench {
 
+// getrusage's ru_maxrss is max(the mm's high-water RSS, the signal struct's
+// maxrss); the latter only grows at exec and thread-group exit, so after a
+// reset it reads VmHWM without formatting /proc/self/status (a syscall of
+// well under a microsecond instead of ~15 us of text).
 int64_t PeakRssBytes() {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) {
-      std::istringstream fields(line.substr(6));
-      int64_t kib = -1;
-      fields >> kib;
-      return kib < 0 ? -1 : kib * 1024;
-    }
-  }
-  return -1;
+  rusage u{};
+  if (getrusage(RUSAGE_SELF, &u) != 0 || u.ru_maxrss <= 0) return -1;
+  return static_cast<int64_t>(u.ru_maxrss) * 1024;  // KiB on Linux
 }
 
+// The file stays open: reopening it every step cost ~10 us.
 bool ResetPeakRss() {
-  std::ofstream out("/proc/self/clear_refs");
-  if (!out) return false;
-  out << "5";
-  out.flush();
-  return static_cast<bool>(out);
+  static const int fd = open("/proc/self/clear_refs", O_WRONLY | O_CLOEXEC);
+  return fd >= 0 && write(fd, "5", 1) == 1;
 }
 
 }  // namespace perfbench
