@@ -1,0 +1,108 @@
+// The micro suite, the control and `perfbench peak` through the real binary
+// (LibTorch kernels on this machine's CPU; behaviour and orderings only,
+// never seconds).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/process.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class Micro : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("perfbench_micro_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  perfbench::testing::ProcessResult Run(const std::string& args) {
+    return perfbench::testing::RunIn(dir_, std::string("env -u PERFBENCH_DB ") + PERFBENCH_BIN + " " + args);
+  }
+  // "suite/workload/params metric" -> result, of the newest run.
+  std::map<std::string, nlohmann::json> Results() {
+    auto r = Run("show latest --format json");
+    EXPECT_EQ(r.code, 0) << r.err;
+    std::map<std::string, nlohmann::json> out;
+    for (const auto& res : nlohmann::json::parse(r.out)["results"]) {
+      std::string params;
+      for (const auto& [k, v] : res["params"].items()) params += "/" + k + ":" + v.get<std::string>();
+      out[res["suite"].get<std::string>() + "/" + res["workload"].get<std::string>() + params + " " +
+          res["metric"].get<std::string>()] = res;
+    }
+    return out;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Micro, QuickStoresKernelRatesWithTheControlAroundThem) {
+  auto r = Run("run --suite micro --quick --filter 'gemm.*(fp32|bf16)|bandwidth|conv2d.*fp32' --format none");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto res = Results();
+  for (const char* key : {"micro/gemm/dtype:fp32/n:256 flops", "micro/gemm/dtype:bf16/n:256 flops",
+                          "micro/bandwidth/bytes:33554432/op:copy bandwidth",
+                          "micro/bandwidth/bytes:33554432/op:add bandwidth",
+                          "micro/conv2d/dtype:fp32/layer:conv3 flops"}) {
+    ASSERT_TRUE(res.count(key)) << key;
+    EXPECT_EQ(res.at(key)["status"], "ok") << key << ": " << res.at(key)["reason"];
+    EXPECT_GE(res.at(key)["samples"].size(), 5u) << key;
+    EXPECT_GT(res.at(key)["median"].get<double>(), 0) << key;
+  }
+  // The rate and the time per call describe the same repetitions.
+  const auto& flops = res.at("micro/gemm/dtype:fp32/n:256 flops")["samples"];
+  const auto& time = res.at("micro/gemm/dtype:fp32/n:256 time")["samples"];
+  ASSERT_EQ(flops.size(), time.size());
+  for (size_t i = 0; i < flops.size(); ++i)
+    EXPECT_NEAR(flops[i].get<double>() * time[i].get<double>(), 2.0 * 256 * 256 * 256, 1.0);
+  // The control at the start and at the end: 5 repetitions each.
+  ASSERT_TRUE(res.count("control/gemm/n:256 flops"));
+  EXPECT_EQ(res.at("control/gemm/n:256 flops")["samples"].size(), 10u);
+  EXPECT_TRUE(res.count("control/bandwidth/bytes:16777216 bandwidth"));
+}
+
+TEST_F(Micro, TheControlCanBeLeftOutAndSelfTestsNeverRunIt) {
+  ASSERT_EQ(Run("run --suite micro --quick --filter 'gemm.*fp32' --no-control --format none").code, 0);
+  for (const auto& [key, res] : Results()) EXPECT_NE(res["suite"], "control") << key;
+  ASSERT_EQ(Run("show latest --format json").code, 0);
+  EXPECT_EQ(nlohmann::json::parse(Run("show latest --format json").out)["run"]["settings"]["control"], false);
+  ASSERT_EQ(Run("run --suite selftest --filter 'fake/mode:ok' --repetitions 5 --format none").code, 0);
+  for (const auto& [key, res] : Results()) EXPECT_NE(res["suite"], "control") << key;
+}
+
+TEST_F(Micro, GpuOnlyKernelsAreSkippedWithTheirReasonOnTheCpu) {
+  ASSERT_EQ(Run("run --suite micro --quick --filter h2d --device cpu --no-control --format none").code, 0);
+  for (const auto& [key, res] : Results()) {
+    EXPECT_EQ(res["status"], "skipped") << key;
+    EXPECT_NE(res["reason"].get<std::string>().find("cuda"), std::string::npos) << key;
+  }
+}
+
+TEST_F(Micro, PeakStoresAchievableRatesThatShowPrints) {
+  auto none = Run("peak --show");
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("run `perfbench peak`"), std::string::npos) << none.err;
+  auto r = Run("peak --quick");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("gemm dtype:fp32:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("gemm dtype:bf16:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bandwidth op:copy:"), std::string::npos) << r.out;
+  const auto res = Results();
+  const auto& fp32 = res.at("peak/gemm/dtype:fp32 flops");
+  EXPECT_EQ(fp32["status"], "ok");
+  EXPECT_FALSE(fp32["attributes"]["shape"].get<std::string>().empty());
+  // A later run of this machine shows the achievable peaks beside its results.
+  ASSERT_EQ(Run("run --suite micro --quick --filter 'gemm.*fp32' --no-control --format none").code, 0);
+  auto show = Run("show latest");
+  EXPECT_NE(show.out.find("achievable here (peak run 1"), std::string::npos) << show.out;
+  EXPECT_EQ(Run("peak --show").code, 0);
+}
+
+}  // namespace
