@@ -26,8 +26,8 @@ torch::Device DeviceFor(const std::string& device);
 torch::ScalarType ParseDtype(const std::string& name);
 
 // C = A B with A m x k, B k x n (int8: at::_int_mm into int32). Checks the
-// product against fp32 once (a wrong kernel is not a fast one): throws
-// std::runtime_error naming the error when it is off.
+// first 64 rows of the product against fp64 once (a wrong kernel is not a
+// fast one): throws std::runtime_error naming the error when it is off.
 Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device);
 // A ResNet-like 3x3 convolution, stride 1, padding 1: batch x channels x hw x hw.
 Kernel Conv2d(torch::ScalarType dtype, int64_t batch, int64_t channels, int64_t hw, const torch::Device& device);
