@@ -161,7 +161,7 @@ TEST(VerdictRules, AControlThatMovedNamesTheMachineAndIsNeverARegression) {
   EXPECT_EQ(c.verdict, Overall::kPass);
   EXPECT_EQ(c.Count(Verdict::kRegression), 0);
   ASSERT_EQ(c.machine_changes.size(), 1u);
-  EXPECT_NE(c.machine_changes[0].find("control/gemm flops -50"), std::string::npos) << c.machine_changes[0];
+  EXPECT_EQ(c.machine_changes[0].rfind("the machine changed: control/gemm flops -50", 0), 0u) << c.machine_changes[0];
   for (const auto& m : c.metrics) {
     if (m.suite != "control") continue;
     EXPECT_TRUE(m.control);
@@ -183,7 +183,15 @@ TEST(VerdictRules, AControlOnOneSideIsInformation) {
   const Comparison c = Compare(Side({code}), Side({code, Control({1, 1, 1, 1, 1})}), Policy::Default(), false);
   EXPECT_EQ(c.verdict, Overall::kPass);
   for (const auto& m : c.metrics)
-    if (m.control) EXPECT_EQ(m.verdict, Verdict::kInfo);
+    if (m.control) {
+      EXPECT_EQ(m.verdict, Verdict::kInfo);
+    }
+  // A control that failed on one side was never tested: not a machine change either.
+  auto failed = Control({});
+  failed.status = ResultStatus::kFailed;
+  const Comparison d = Compare(Side({code, Control({1, 1, 1, 1, 1})}), Side({code, failed}), Policy::Default(), false);
+  EXPECT_EQ(d.verdict, Overall::kPass);
+  EXPECT_TRUE(d.machine_changes.empty());
 }
 
 TEST(VerdictRules, AcrossHardwareEveryTestedMetricIsComparedAndTheRunIsAReport) {

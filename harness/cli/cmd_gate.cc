@@ -58,7 +58,7 @@ po::options_description GateOptions() {
       ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
       ("markdown", po::value<std::string>()->value_name("FILE"),
        "also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 2)")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 3)")
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
   AddMeasureOptions(desc, true);
   AddDataDirOption(desc);

@@ -352,7 +352,12 @@ void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, De
   runner.RunAll(WithControl(settings, groups), [&](const std::vector<VariantOutcome>& outcomes) {
     std::vector<ResultRecord> records;
     for (const auto& o : outcomes) {
-      if (o.status == ResultStatus::kFailed) ++into->failed;
+      // A failed control is stored and reported, never the run's failure.
+      if (o.status == ResultStatus::kFailed && o.variant.workload->info.suite == "control") {
+        std::fprintf(stderr, "warning: the control %s failed: %s\n", o.variant.FullName().c_str(), o.reason.c_str());
+      } else if (o.status == ResultStatus::kFailed) {
+        ++into->failed;
+      }
       auto r = ToResultRecords(o, process.index);
       records.insert(records.end(), r.begin(), r.end());
     }

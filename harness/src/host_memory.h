@@ -5,8 +5,7 @@
 
 namespace perfbench {
 
-// Peak resident set size (VmHWM, read through getrusage) in bytes; -1 where
-// unavailable.
+// VmHWM from /proc/self/status in bytes; -1 where unavailable.
 int64_t PeakRssBytes();
 // Resets VmHWM to the current RSS (writes "5" to /proc/self/clear_refs, Linux
 // >= 4.0). Returns false where the kernel refuses; the peak then covers the

@@ -14,30 +14,12 @@
 namespace perfbench::micro {
 namespace {
 
-class ControlKernel : public MicroWorkload {
- public:
-  Status SetUp(const RunContext& ctx) override {
-    device_ = std::make_unique<torch::Device>(DeviceFor(ctx.settings.device));
-    kernel_ = Make(*device_);
-    return Status::Ok();
-  }
-  std::vector<BenchCase> Cases() override { return {CaseFor("control", kernel_, *device_)}; }
-  void TearDown() override { kernel_ = {}; }
-
- protected:
-  virtual Kernel Make(const torch::Device& device) = 0;
-
- private:
-  std::unique_ptr<torch::Device> device_;
-  Kernel kernel_;
+class ControlGemm final : public KernelWorkload {
+  Kernel Make(const Params&, const torch::Device& device) override { return Gemm(torch::kFloat32, 256, 256, 256, device); }
 };
 
-class ControlGemm final : public ControlKernel {
-  Kernel Make(const torch::Device& device) override { return Gemm(torch::kFloat32, 256, 256, 256, device); }
-};
-
-class ControlCopy final : public ControlKernel {
-  Kernel Make(const torch::Device& device) override { return Copy(16LL << 20, device); }
+class ControlCopy final : public KernelWorkload {
+  Kernel Make(const Params&, const torch::Device& device) override { return Copy(16LL << 20, device); }
 };
 
 // Pinned: 5 repetitions of at least 20 ms after 20 ms of warm-up.

@@ -12,6 +12,9 @@
 //   counters   each user counter under its own name (flops, bandwidth),
 //              after Google Benchmark has applied its flags (a rate counter
 //              is already per second of that same time)
+//   kCallsCounter  a case that times several calls per iteration (on a GPU,
+//              to dwarf the launch cost) says how many: `time` is divided by
+//              it, and it is not stored
 // Aggregate rows (mean, median, stddev, cv) are not read: perfbench computes
 // its own. An errored case (SkipWithError) becomes that case's error.
 #pragma once
@@ -25,7 +28,11 @@
 
 namespace perfbench::micro {
 
-// One Google Benchmark case.
+// See above: calls of the kernel per Google Benchmark iteration.
+inline constexpr const char* kCallsCounter = "calls_per_iteration";
+
+// One Google Benchmark case. An exception from `body` becomes the case's
+// error (SkipWithError), not the group's.
 struct BenchCase {
   std::string name;                              // unique within one RunCases call
   std::function<void(benchmark::State&)> body;   // the usual `for (auto _ : state)` loop

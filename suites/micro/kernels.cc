@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <stdexcept>
 
 #ifdef PERFBENCH_WITH_CUDA
@@ -57,9 +59,19 @@ Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torc
   torch::NoGradGuard no_grad;
   auto a = Operand(dtype, m, k, device), b = Operand(dtype, k, n, device);
   const bool int8 = dtype == torch::kInt8;
-  auto c = int8 ? at::_int_mm(a, b) : torch::matmul(a, b);
-  CheckProduct(c, a, b, dtype);
+  auto product = [int8](const torch::Tensor& x, const torch::Tensor& y) {
+    return int8 ? at::_int_mm(x, y) : torch::matmul(x, y);
+  };
+  // The first rows only: checked against fp64 and timed for the estimate of
+  // a full call (an emulated n = 4096 product takes minutes on a CPU).
+  const auto rows = a.narrow(0, 0, std::min<int64_t>(64, m));
+  product(rows, b);
   Kernel kernel;
+  torch::Tensor part;
+  const double rows_s = TimeOneCall(Kernel{[&] { part = product(rows, b); }}, device);
+  CheckProduct(part, rows, b, dtype);
+  kernel.estimate_s = rows_s * static_cast<double>(m) / static_cast<double>(rows.size(0));
+  auto c = torch::empty({m, n}, a.options().dtype(int8 ? torch::kInt32 : dtype));
   kernel.flop = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
   kernel.run = [a, b, c, int8]() mutable {
     if (int8) {
@@ -105,26 +117,47 @@ Kernel Transfer(bool to_device, bool pinned, int64_t bytes, const torch::Device&
   return Kernel{[host, dev]() mutable { host.copy_(dev, /*non_blocking=*/true); }, 0, moved};
 }
 
+double EstimateCall(const Kernel& kernel, const torch::Device& device) {
+  return kernel.estimate_s >= 0 ? kernel.estimate_s : TimeOneCall(kernel, device);
+}
+
+double TimeOneCall(const Kernel& kernel, const torch::Device& device) {
+  torch::NoGradGuard no_grad;
+  const auto t0 = std::chrono::steady_clock::now();
+  kernel.run();
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 namespace {
 
-void SetCounters(benchmark::State& state, const Kernel& kernel) {
+// Rates per second of the iteration's time; `calls` kernel calls per iteration.
+void SetCounters(benchmark::State& state, const Kernel& kernel, int64_t calls) {
   using benchmark::Counter;
-  if (kernel.flop > 0) state.counters["flops"] = Counter(kernel.flop, Counter::kIsIterationInvariantRate);
-  if (kernel.bytes > 0) state.counters["bandwidth"] = Counter(kernel.bytes, Counter::kIsIterationInvariantRate);
+  const double n = static_cast<double>(calls);
+  if (kernel.flop > 0) state.counters["flops"] = Counter(kernel.flop * n, Counter::kIsIterationInvariantRate);
+  if (kernel.bytes > 0) state.counters["bandwidth"] = Counter(kernel.bytes * n, Counter::kIsIterationInvariantRate);
+  if (calls > 1) state.counters[kCallsCounter] = Counter(n);
 }
 
 #ifdef PERFBENCH_WITH_CUDA
-// Each call between two events on the current stream; the host waits for
-// the second before the next call, so calls never overlap.
-void TimeWithEvents(benchmark::State& state, const Kernel& kernel) {
+// `calls` back-to-back calls between two events on the current stream, as
+// many as take about 1 ms (at most 1000): a launch costs 5-15 us of host
+// time, which a lone 10 us kernel would otherwise be timed with. The host
+// waits for the second event, so iterations never overlap. Returns calls.
+int64_t TimeWithEvents(benchmark::State& state, const Kernel& kernel) {
   at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
-  for (auto _ : state) {
+  auto timed = [&](int64_t calls) {
     start.record();
-    kernel.run();
+    for (int64_t i = 0; i < calls; ++i) kernel.run();
     stop.record();
     stop.synchronize();
-    state.SetIterationTime(static_cast<double>(start.elapsed_time(stop)) / 1e3);
-  }
+    return static_cast<double>(start.elapsed_time(stop)) / 1e3;
+  };
+  const double one = timed(1);
+  const auto calls = static_cast<int64_t>(std::clamp(std::ceil(1e-3 / std::max(one, 1e-7)), 1.0, 1000.0));
+  for (auto _ : state) state.SetIterationTime(timed(calls));
+  return calls;
 }
 #endif
 
@@ -136,9 +169,10 @@ BenchCase CaseFor(const std::string& name, Kernel kernel, const torch::Device& d
   c.manual_time = device.is_cuda();
   c.body = [kernel = std::move(kernel), cuda = device.is_cuda()](benchmark::State& state) {
     torch::NoGradGuard no_grad;
+    int64_t calls = 1;
     if (cuda) {
 #ifdef PERFBENCH_WITH_CUDA
-      TimeWithEvents(state, kernel);
+      calls = TimeWithEvents(state, kernel);
 #else
       state.SkipWithError("this build has no CUDA paths");
       return;
@@ -146,9 +180,21 @@ BenchCase CaseFor(const std::string& name, Kernel kernel, const torch::Device& d
     } else {
       for (auto _ : state) kernel.run();
     }
-    SetCounters(state, kernel);
+    SetCounters(state, kernel, calls);
   };
   return c;
+}
+
+Status KernelWorkload::SetUp(const RunContext& ctx) {
+  device_ = std::make_unique<torch::Device>(DeviceFor(ctx.settings.device));
+  name_ = ctx.params.Encode();
+  kernel_ = Make(ctx.params, *device_);
+  const double call_s = EstimateCall(kernel_, *device_);  // untimed
+  const int calls = ctx.settings.repetitions + 2;
+  if (call_s * calls > ctx.settings.timeout_s)
+    return Status::Skipped(fmt::format("{} call {:.3g} s: {} repetitions do not fit in the {:g} s budget per variant",
+                                       name_, call_s, ctx.settings.repetitions, ctx.settings.timeout_s));
+  return Status::Ok();
 }
 
 }  // namespace perfbench::micro

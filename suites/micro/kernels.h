@@ -8,6 +8,7 @@
 #include <string>
 
 #include "gbench_engine.h"
+#include "micro_workload.h"
 
 namespace perfbench::micro {
 
@@ -17,6 +18,7 @@ struct Kernel {
   std::function<void()> run;
   double flop = 0;
   double bytes = 0;
+  double estimate_s = -1;  // a full call's seconds when known without one (GEMM: from its first rows)
 };
 
 // "cuda" -> the first GPU, anything else -> the CPU.
@@ -37,9 +39,35 @@ Kernel Add(int64_t bytes, const torch::Device& device);
 // Host <-> device copies of `bytes` from pageable or pinned host memory.
 Kernel Transfer(bool to_device, bool pinned, int64_t bytes, const torch::Device& device);
 
+// Seconds one call of `kernel` takes (synchronised), and the estimate the
+// kernel brings, else one timed call: for budgets.
+double TimeOneCall(const Kernel& kernel, const torch::Device& device);
+double EstimateCall(const Kernel& kernel, const torch::Device& device);
+
 // The case that times `kernel`: real time on the CPU (the calls are
 // synchronous); on a GPU CUDA events around each call give manual time.
-// Counters: flops and/or bandwidth (per second of that time).
+// Counters: flops and/or bandwidth (per second of that time); on a GPU an
+// iteration holds ~1 ms of calls (kCallsCounter says how many).
 BenchCase CaseFor(const std::string& name, Kernel kernel, const torch::Device& device);
+
+// A micro workload measured by one kernel, made at set-up. Like the
+// runner's budget (--timeout per variant), a variant whose repetitions (and
+// warm-up) cannot fit is skipped before it is timed, naming its call time:
+// an emulated bf16 GEMM of n = 4096 on a CPU does not hold a run for half an
+// hour.
+class KernelWorkload : public MicroWorkload {
+ public:
+  Status SetUp(const RunContext& ctx) override;
+  std::vector<BenchCase> Cases() override { return {CaseFor(name_, kernel_, *device_)}; }
+  void TearDown() override { kernel_ = {}; }
+
+ protected:
+  virtual Kernel Make(const Params& p, const torch::Device& device) = 0;
+
+ private:
+  std::unique_ptr<torch::Device> device_;
+  std::string name_;
+  Kernel kernel_;
+};
 
 }  // namespace perfbench::micro

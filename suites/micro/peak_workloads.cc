@@ -15,8 +15,10 @@
 //                 work and the sweep stops after the first whose call takes
 //                 longer than 1 s (0.25 s with --quick): a slow emulated dtype
 //                 does not hold the run for minutes.
-// peak/bandwidth  params op (copy | add): fp32 arrays of 64 MiB, 256 MiB and
-//                 1 GiB (STREAM's rule: far beyond the caches), best median.
+// peak/bandwidth  params op (copy | add): fp32 arrays of 256 MiB and 1 GiB
+//                 (and 4 GiB on a GPU; STREAM's rule: far beyond the caches),
+//                 best median. A shape or size that fails ends the sweep with
+//                 the best so far (the sweep attribute says why it stopped).
 // The result's samples are the best shape's repetitions; attributes name it
 // ("shape": "4096x4096x4096") and list the sweep.
 #include <fmt/format.h>
@@ -69,9 +71,19 @@ class PeakWorkload : public MicroWorkload {
     double best = -1;
     std::string sweep;
     for (const auto& [label, make] : Candidates(device)) {
-      const auto results = RunCases({CaseFor(label, make(), device)}, o);
-      const CaseResult& r = results.at(label);
-      if (!r.error.empty()) throw std::runtime_error(label + ": " + r.error);
+      // A shape that fails (out of memory, a wrong product) ends the sweep;
+      // the best so far stands, and the sweep says why it stopped.
+      std::map<std::string, CaseResult> results;
+      try {
+        results = RunCases({CaseFor(label, make(), device)}, o);
+      } catch (const std::exception& e) {
+        results[label].error = e.what();
+      }
+      const CaseResult& r = results[label];
+      if (!r.error.empty() || r.samples.count(metric_) == 0) {
+        sweep += fmt::format("{}{} failed: {}", sweep.empty() ? "" : ", ", label, r.error.substr(0, r.error.find('\n')));
+        break;
+      }
       const double value = stats::Median(r.samples.at(metric_));
       sweep += fmt::format("{}{} {:.4g}", sweep.empty() ? "" : ", ", label, value);
       if (value > best) {
@@ -82,6 +94,7 @@ class PeakWorkload : public MicroWorkload {
       if (stats::Median(r.samples.at("time")) > slowest) break;
     }
     attributes_["sweep"] = sweep;
+    if (best < 0) out.status = Status::Error("no shape could be measured: " + sweep);
   }
 
  protected:
@@ -117,7 +130,9 @@ class PeakBandwidth final : public PeakWorkload {
   std::vector<Candidate> Candidates(const torch::Device& device) override {
     std::vector<Candidate> c;
     const bool add = params_.Get("op") == "add";
-    for (int64_t mib : {64, 256, 1024})
+    std::vector<int64_t> sizes = {256, 1024};
+    if (device.is_cuda()) sizes.push_back(4096);  // far beyond an H200's 50 MB L2
+    for (int64_t mib : sizes)
       c.push_back({fmt::format("{} MiB", mib), [=] { return add ? Add(mib << 20, device) : Copy(mib << 20, device); }});
     return c;
   }

@@ -32,8 +32,8 @@ namespace {
 // Wraps the default CPU allocator and keeps current and peak tensor bytes.
 //
 // Some kernels call raw_allocate(), which requires the DataPtr's context to
-// be the data pointer itself, so the size lives in a 64-byte header in front
-// of the data (64 keeps the default allocator's alignment). Allocations made
+// be the data pointer itself, so the size lives in a header in front of the
+// data (see kSmallHeader and kPageHeader below). Allocations made
 // before installation are freed through their own deleter and never counted,
 // so `current` cannot go negative.
 class CountingCpuAllocator final : public c10::Allocator {

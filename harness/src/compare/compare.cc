@@ -398,17 +398,28 @@ void AddTested(const Comparison& c, std::vector<size_t>* code, std::vector<size_
   (c.metrics.back().control ? control : code)->push_back(c.metrics.size() - 1);
 }
 
+// What a moved control says: the machine changed, unless the two sides ran
+// with different settings (threads, device), or back to back (ab).
+std::string ControlCause(const Comparison& c, bool paired) {
+  std::string fields;
+  for (const auto& d : c.software)
+    if (d.field.rfind("settings.", 0) == 0 || d.field == "intra_op_threads") fields += (fields.empty() ? "" : ", ") + d.field;
+  if (!fields.empty()) return "the control moved (the settings differ: " + fields + ")";
+  return paired ? "the control moved between A and B" : "the machine changed";
+}
+
 // The control's metrics: judged in their own family, then turned into
 // machine changes (see compare.h) and `info`.
-void SettleControls(Comparison& c, const std::vector<size_t>& tested, double alpha) {
+void SettleControls(Comparison& c, const std::vector<size_t>& tested, double alpha, bool paired) {
   JudgeTested(c, tested, alpha);
+  const std::string cause = ControlCause(c, paired);
   for (auto& m : c.metrics) {
     if (!m.control) continue;
-    const bool moved = m.verdict == Verdict::kRegression || m.verdict == Verdict::kImprovement;
+    const bool moved = m.tested && (m.verdict == Verdict::kRegression || m.verdict == Verdict::kImprovement);
     if (moved && !c.across_hardware) {
       const std::string what = m.suite + "/" + m.workload + " " + m.metric + " " + ChangeText(m);
-      c.machine_changes.push_back(what);
-      m.reason = "the machine changed: " + what + " (control: not a verdict on the code)";
+      c.machine_changes.push_back(cause + ": " + what);
+      m.reason = cause + ": " + what + " (control: not a verdict on the code)";
     } else {
       m.reason = "control, " + std::string(ToString(m.verdict)) + ": " + m.reason;
     }
@@ -467,7 +478,7 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
     if (pending) AddTested(c, &tested, &controls);
   }
   JudgeTested(c, tested, policy.alpha);
-  SettleControls(c, controls, policy.alpha);
+  SettleControls(c, controls, policy.alpha, /*paired=*/false);
   c.verdict = OverallVerdict(c);
   return c;
 }
@@ -547,7 +558,7 @@ Comparison ComparePaired(const PairedData& d, const Policy& policy, const Histor
     if (pending) AddTested(c, &tested, &controls);
   }
   JudgeTested(c, tested, policy.alpha);
-  SettleControls(c, controls, policy.alpha);
+  SettleControls(c, controls, policy.alpha, /*paired=*/true);
   c.verdict = OverallVerdict(c);
   return c;
 }

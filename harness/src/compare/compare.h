@@ -149,8 +149,10 @@ struct Comparison {
   std::vector<FieldDiff> hardware;  // CPU, cores, memory, GPUs: incomparable unless allowed
   bool across_hardware = false;     // procurement view: ratios only, no pass/fail
   std::vector<MetricVerdict> metrics;
-  // "control/gemm flops -12.1% [-14%, -10%]": controls that moved beyond
-  // their noise between the two sides.
+  // "the machine changed: control/gemm flops -12.1% [-14%, -10%]": controls
+  // that moved beyond their noise between the two sides ("the control moved
+  // (the settings differ: settings.threads)" when the settings differ, "the
+  // control moved between A and B" in a paired comparison).
   std::vector<std::string> machine_changes;
   Overall verdict = Overall::kPass;
   int Count(Verdict v) const;

@@ -101,7 +101,7 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
     o << "differences:\n";
     for (const auto& d : c.software) o << "  " << d.field << ": " << d.baseline << " -> " << d.candidate << "\n";
   }
-  for (const auto& change : c.machine_changes) o << "the machine changed: " << change << "\n";
+  for (const auto& change : c.machine_changes) o << change << "\n";
   o << "\n";
   TextTable t({"verdict", "workload", "params", "metric", "baseline", "candidate", "reason"});
   for (const auto* m : Sorted(c, only_changed)) {
@@ -125,7 +125,7 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
   std::ostringstream o;
   o << "### perfbench: " << ToString(c.verdict) << "\n\n"
     << "Baseline " << RunName(a) << ", candidate " << RunName(b) << ". " << Summary(c) << ".\n\n";
-  for (const auto& change : c.machine_changes) o << "**The machine changed:** " << MdCell(change) << "\n\n";
+  for (const auto& change : c.machine_changes) o << "**" << MdCell(change) << "**\n\n";
   if (!c.software.empty() || !c.hardware.empty()) {
     o << "| differs | baseline | candidate |\n|---|---|---|\n";
     for (const auto* list : {&c.hardware, &c.software})
