@@ -28,11 +28,13 @@ constexpr const char* kUsage =
     "achievable peak says how much headroom is really left.\n"
     "--show prints the stored peaks of this machine without measuring.";
 
-bool LatestPeak(Store& store, const std::string& profile, const std::string& device, RunRecord* out) {
+// The newest complete peak run of this hardware profile, device and
+// intra-op threads (a peak taken with --threads 1 says nothing of 2 threads).
+bool LatestPeak(Store& store, const std::string& profile, const std::string& device, int threads, RunRecord* out) {
   for (int64_t id : store.RunsWithLabel(kPeakLabel)) {
     RunRecord r = store.GetRun(id);
     if (r.status != RunStatus::kComplete || r.profile_key != profile) continue;
-    if (r.settings.value("device", std::string()) != device) continue;
+    if (r.settings.value("device", std::string()) != device || r.settings.value("threads", 0) != threads) continue;
     *out = std::move(r);
     return true;
   }
@@ -43,7 +45,9 @@ bool LatestPeak(Store& store, const std::string& profile, const std::string& dev
 
 bool PrintAchievable(Store& store, const RunRecord& run, std::ostream& out) {
   RunRecord peak;
-  if (!LatestPeak(store, run.profile_key, run.settings.value("device", std::string("cpu")), &peak)) return false;
+  if (!LatestPeak(store, run.profile_key, run.settings.value("device", std::string("cpu")),
+                  run.settings.value("threads", 0), &peak))
+    return false;
   out << "achievable here (peak run " << peak.id << ", " << peak.started_at << "):\n";
   for (const auto& r : store.GetResults(peak.id)) {
     if (r.suite != "peak" || r.metric == "time") continue;
@@ -79,7 +83,7 @@ int PeakCmd(const std::vector<std::string>& args) {
   here.profile_key = ProfileKey(CaptureFingerprint(GetDeviceBackend()));
   std::string device = vm.count("device") ? vm["device"].as<std::string>() : "auto";
   if (device == "auto") device = GetDeviceBackend().CudaAvailable() ? "cuda" : "cpu";
-  here.settings = {{"device", device}};
+  here.settings = {{"device", device}, {"threads", vm.count("threads") ? vm["threads"].as<int>() : 0}};
   auto store = OpenStore(vm, Store::Mode::kExisting);
   if (!PrintAchievable(*store, here, std::cout))
     throw UsageError("no peak stored for this machine (" + device + ") in " + store->path() + ": run `perfbench peak`");

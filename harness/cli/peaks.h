@@ -13,7 +13,8 @@ namespace perfbench::cli {
 inline constexpr const char* kPeakLabel = "peak";
 
 // Prints "achievable here (peak run N, date): ..." for the newest complete
-// peak run with `run`'s hardware profile and device; false when there is none.
+// peak run with `run`'s hardware profile, device and threads; false when
+// there is none.
 bool PrintAchievable(Store& store, const RunRecord& run, std::ostream& out);
 
 }  // namespace perfbench::cli
