@@ -113,3 +113,25 @@ TEST_F(Micro, PeakStoresAchievableRatesThatShowPrints) {
 }
 
 }  // namespace
+
+namespace {
+
+// perfbench diagnose through the binary: a run first, then its diagnosis.
+TEST_F(Micro, DiagnoseGivesEveryVariantAVerdictAndRejectsBadInput) {
+  auto r = Run("diagnose --suite amp --quick --filter 'mlp/precision:(fp32|bf16)' --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["schema_version"], 1);
+  ASSERT_EQ(doc["variants"].size(), 2u);
+  for (const auto& v : doc["variants"]) {
+    EXPECT_NE(v["suite"], "control");
+    const std::string verdict = v["verdict"];
+    EXPECT_TRUE(verdict == "compute" || verdict == "balanced" || verdict == "memory") << verdict;
+    EXPECT_TRUE(v["breakdown"].contains("step_time"));
+  }
+  EXPECT_EQ(Run("diagnose latest --format table").code, 0);
+  EXPECT_EQ(Run("diagnose 999").code, 2);
+  EXPECT_EQ(Run("diagnose --format xml").code, 2);
+}
+
+}  // namespace

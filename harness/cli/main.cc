@@ -19,6 +19,7 @@ int BaselineCmd(const std::vector<std::string>& args);
 int GateCmd(const std::vector<std::string>& args);
 int AbCmd(const std::vector<std::string>& args);
 int PeakCmd(const std::vector<std::string>& args);
+int DiagnoseCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -31,6 +32,8 @@ const std::vector<Command>& Commands() {
       {"gate", "CI gate: rerun a baseline's workloads, compare, exit by verdict", GateCmd},
       {"ab", "paired A/B runs of two builds or configurations, judged pair by pair", AbCmd},
       {"peak", "achievable GEMM FLOP/s and memory bandwidth here (MAMF-style sweep), stored per machine", PeakCmd},
+      {"diagnose", "which bottleneck (memory, communication, input, compute) holds each variant back, and remedies",
+       DiagnoseCmd},
       {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},
       {"import", "load a run from show JSON, a baseline file or Google Benchmark JSON", ImportCmd},
   };

@@ -1,0 +1,125 @@
+// The diagnosis classifier on constructed evidence: one case per kind, the
+// order of severity, and the JSON contract.
+#include "diagnose.h"
+
+#include <gtest/gtest.h>
+
+namespace perfbench {
+namespace {
+
+Evidence Variant(const std::string& suite, std::map<std::string, double> medians, Params params = {}) {
+  Evidence e;
+  e.suite = suite;
+  e.workload = "w";
+  e.params = std::move(params);
+  e.medians = std::move(medians);
+  for (const auto& [k, v] : e.medians) e.counts[k] = 7;
+  return e;
+}
+
+MachineFacts Cpu(std::set<std::string> isa = {"avx2", "fma"}) {
+  MachineFacts m;
+  m.device = "cpu";
+  m.memory_bytes = 16e9;
+  m.cpu_isa = std::move(isa);
+  return m;
+}
+
+Params Precision(const std::string& p) {
+  Params params;
+  params.Set("precision", p);
+  return params;
+}
+
+TEST(Diagnose, CommunicationAboveThirtyPercentOfTheStep) {
+  const auto d = Classify(Variant("ddp", {{"step_time", 0.1}, {"comm_share", 0.42}}), Cpu());
+  EXPECT_EQ(d.verdict, "communication");
+  ASSERT_EQ(d.findings.size(), 1u);
+  EXPECT_NE(d.findings[0].evidence.find("42%"), std::string::npos) << d.findings[0].evidence;
+  EXPECT_NE(d.findings[0].threshold.find("30%"), std::string::npos);
+  EXPECT_FALSE(d.findings[0].remedies.empty());
+  EXPECT_EQ(Classify(Variant("ddp", {{"comm_share", 0.29}}), Cpu()).verdict, "balanced");
+}
+
+TEST(Diagnose, InputWhenTheStepWaitsForData) {
+  const auto d = Classify(Variant("dataloader", {{"data_wait_share", 0.6}}), Cpu());
+  EXPECT_EQ(d.verdict, "input");
+  EXPECT_NE(d.findings[0].remedies[0].find("workers"), std::string::npos);
+  EXPECT_EQ(Classify(Variant("dataloader", {{"data_wait_share", 0.05}}), Cpu()).verdict, "balanced");
+}
+
+TEST(Diagnose, MemoryNearCapacityOrOutOfMemory) {
+  EXPECT_EQ(Classify(Variant("amp", {{"peak_rss", 15e9}}), Cpu()).verdict, "memory");  // 94% of 16 GB
+  EXPECT_EQ(Classify(Variant("amp", {{"peak_rss", 8e9}}), Cpu()).verdict, "balanced");
+  auto oom = Variant("amp", {});
+  oom.status = ResultStatus::kFailed;
+  oom.reason = "step 3: out of memory";
+  EXPECT_EQ(Classify(oom, Cpu()).verdict, "memory");
+  auto other = oom;
+  other.reason = "step 3: boom";
+  EXPECT_EQ(Classify(other, Cpu()).verdict, "not measured");
+  // On a GPU the device's memory counts, not the host's.
+  MachineFacts gpu;
+  gpu.device = "cuda";
+  gpu.memory_bytes = 80e9;
+  EXPECT_EQ(Classify(Variant("amp", {{"peak_memory", 78e9}, {"peak_rss", 1e9}}), gpu).verdict, "memory");
+}
+
+TEST(Diagnose, EmulatedReducedPrecisionIsNamedOnACpuWithoutIt) {
+  const auto slow = Variant("amp", {{"step_time", 0.195}, {"speedup", 0.05}}, Precision("bf16"));
+  const auto d = Classify(slow, Cpu());
+  EXPECT_EQ(d.verdict, "compute");
+  EXPECT_NE(d.findings[0].evidence.find("no AVX512-BF16/AMX-BF16"), std::string::npos) << d.findings[0].evidence;
+  EXPECT_EQ(d.findings[0].remedies[0], "stay in fp32 on this CPU");
+  // With AMX the same slowness is not blamed on emulation.
+  const auto amx = Classify(slow, Cpu({"avx512f", "amx_bf16"}));
+  EXPECT_EQ(amx.verdict, "compute");
+  EXPECT_EQ(amx.findings[0].evidence.find("emulated"), std::string::npos);
+  // fp32 itself and a reduced precision that pays off are not findings.
+  EXPECT_EQ(Classify(Variant("amp", {{"speedup", 1.0}}, Precision("fp32")), Cpu()).verdict, "balanced");
+  EXPECT_EQ(Classify(Variant("amp", {{"speedup", 1.7}}, Precision("bf16")), Cpu()).verdict, "balanced");
+}
+
+TEST(Diagnose, TheMostSevereFindingIsTheVerdictAndAllAreKept) {
+  const auto d = Classify(Variant("ddp", {{"comm_share", 0.5}, {"data_wait_share", 0.5}, {"peak_rss", 15.5e9}}), Cpu());
+  EXPECT_EQ(d.verdict, "memory");
+  ASSERT_EQ(d.findings.size(), 3u);
+  EXPECT_EQ(d.findings[1].kind, "communication");
+  EXPECT_EQ(d.findings[2].kind, "input");
+}
+
+TEST(Diagnose, EvidenceIsGroupedByVariantAndTheJsonIsVersioned) {
+  ResultRecord a, b;
+  a.suite = b.suite = "ddp";
+  a.workload = b.workload = "train";
+  a.params.Set("world_size", "2");
+  b.params = a.params;
+  a.metric = "comm_share";
+  a.samples = {0.4, 0.5, 0.45};
+  b.metric = "step_time";
+  b.samples = {0.1, 0.2, 0.3};
+  const auto ev = CollectEvidence({a, b});
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_DOUBLE_EQ(ev[0].medians.at("comm_share"), 0.45);
+  const auto doc = DiagnosisJson({Classify(ev[0], Cpu())});
+  EXPECT_EQ(doc["schema_version"], 1);
+  const auto& v = doc["variants"][0];
+  EXPECT_EQ(v["verdict"], "communication");
+  EXPECT_EQ(v["params"]["world_size"], "2");
+  EXPECT_DOUBLE_EQ(v["breakdown"]["step_time"].get<double>(), 0.2);
+  for (const char* key : {"kind", "evidence", "threshold", "remedies"}) EXPECT_TRUE(v["findings"][0].contains(key));
+}
+
+TEST(Diagnose, MachineFactsComeFromTheRun) {
+  RunRecord run;
+  run.settings = {{"device", "cpu"}};
+  run.fingerprint = {{"memory_bytes", 25e9}, {"cpu_isa", {"avx2", "fma"}}, {"gpu_memory_bytes", {80e9}}};
+  const auto m = MachineFacts::FromRun(run);
+  EXPECT_DOUBLE_EQ(m.memory_bytes, 25e9);
+  EXPECT_TRUE(m.cpu_isa.count("avx2"));
+  run.settings["device"] = "cuda";
+  EXPECT_DOUBLE_EQ(MachineFacts::FromRun(run).memory_bytes, 80e9);
+}
+
+}  // namespace
+}  // namespace perfbench
