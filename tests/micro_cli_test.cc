@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -132,6 +133,35 @@ TEST_F(Micro, DiagnoseGivesEveryVariantAVerdictAndRejectsBadInput) {
   EXPECT_EQ(Run("diagnose latest --format table").code, 0);
   EXPECT_EQ(Run("diagnose 999").code, 2);
   EXPECT_EQ(Run("diagnose --format xml").code, 2);
+}
+
+}  // namespace
+
+namespace {
+
+// perfbench profile: one Chrome trace per variant, with the steps scoped as
+// Holistic Trace Analysis expects and the ops inside them; paths stored.
+TEST_F(Micro, ProfileWritesKinetoTracesWithStepsAndOps) {
+  auto r = Run("profile --suite amp --quick --filter 'mlp/precision:fp32' --steps 3 --out traces");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const fs::path trace = dir_ / "traces" / "amp_mlp_precision-fp32_size-quick.json";
+  ASSERT_TRUE(fs::exists(trace)) << r.out;
+  std::ifstream in(trace);
+  const auto doc = nlohmann::json::parse(in);
+  ASSERT_TRUE(doc.contains("traceEvents"));
+  int steps = 0, addmm = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    const std::string name = e.value("name", "");
+    steps += name.rfind("ProfilerStep#", 0) == 0;
+    addmm += name == "aten::addmm";
+  }
+  EXPECT_EQ(steps, 3);
+  EXPECT_GT(addmm, 0);
+  const auto res = Results();
+  const auto& stored = res.at("amp/mlp/precision:fp32/size:quick profiled_steps");
+  EXPECT_EQ(stored["attributes"]["trace"], "traces/amp_mlp_precision-fp32_size-quick.json");
+  EXPECT_EQ(Run("profile --suite amp --quick").code, 2);  // no --out
+  EXPECT_EQ(Run("profile --out t --steps 0").code, 2);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@ int GateCmd(const std::vector<std::string>& args);
 int AbCmd(const std::vector<std::string>& args);
 int PeakCmd(const std::vector<std::string>& args);
 int DiagnoseCmd(const std::vector<std::string>& args);
+int ProfileCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -32,6 +33,7 @@ const std::vector<Command>& Commands() {
       {"gate", "CI gate: rerun a baseline's workloads, compare, exit by verdict", GateCmd},
       {"ab", "paired A/B runs of two builds or configurations, judged pair by pair", AbCmd},
       {"peak", "achievable GEMM FLOP/s and memory bandwidth here (MAMF-style sweep), stored per machine", PeakCmd},
+      {"profile", "Kineto traces of the selected variants' steps (Chrome trace JSON, Perfetto, HTA)", ProfileCmd},
       {"diagnose", "which bottleneck (memory, communication, input, compute) holds each variant back, and remedies",
        DiagnoseCmd},
       {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},

@@ -15,6 +15,11 @@
 #include <c10/core/CPUAllocator.h>
 #include <torch/cuda.h>
 #include <torch/version.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
+#include <ATen/record_function.h>
+
+#include <set>
+#include <string_view>
 
 #ifdef PERFBENCH_WITH_CUDA
 #include <ATen/cuda/CUDAEvent.h>
@@ -160,6 +165,36 @@ class TorchBackend final : public DeviceBackend {
     if (device == "cpu") Counting().ResetPeak();
   }
 
+  // Kineto through LibTorch's C++ profiler API (profiler_kineto.h), as
+  // torch.profiler does: CPU activity, and CUDA activity on a GPU; FLOP
+  // counts and input shapes recorded for the ops that have them.
+  bool StartProfile(const std::string& device) override {
+    namespace impl = torch::profiler::impl;
+    std::set<impl::ActivityType> activities{impl::ActivityType::CPU};
+    if (device == "cuda") activities.insert(impl::ActivityType::CUDA);
+    const impl::ProfilerConfig config(impl::ProfilerState::KINETO, /*report_input_shapes=*/true,
+                                      /*profile_memory=*/false, /*with_stack=*/false, /*with_flops=*/true);
+    torch::autograd::profiler::prepareProfiler(config, activities);
+    torch::autograd::profiler::enableProfiler(config, activities);
+    return true;
+  }
+  void ProfileStepBegin(int step) override {
+    step_name_ = "ProfilerStep#" + std::to_string(step);
+    step_scope_ = std::make_unique<at::RecordFunction>(at::RecordScope::USER_SCOPE);
+    step_scope_->before(std::string_view(step_name_), c10::ArrayRef<const c10::IValue>{});
+  }
+  void ProfileStepEnd() override { step_scope_.reset(); }
+  bool StopProfile(const std::string& path, std::string* error) override {
+    step_scope_.reset();
+    auto result = torch::autograd::profiler::disableProfiler();
+    if (!result) {
+      *error = "the profiler returned no result";
+      return false;
+    }
+    result->save(path);
+    return true;
+  }
+
   void AddFingerprint(nlohmann::json& fp) const override {
     fp["torch_version"] = TORCH_VERSION;
     fp["intra_op_threads"] = at::get_num_threads();
@@ -220,6 +255,8 @@ class TorchBackend final : public DeviceBackend {
 #ifdef PERFBENCH_WITH_CUDA
   std::optional<at::cuda::CUDAEvent> start_, stop_;
 #endif
+  std::string step_name_;
+  std::unique_ptr<at::RecordFunction> step_scope_;
 };
 
 [[maybe_unused]] const bool installed = InstallDeviceBackend(std::make_unique<TorchBackend>());

@@ -38,6 +38,22 @@ class DeviceBackend {
     return false;
   }
   virtual void ResetPeakMemory(const std::string& device) { (void)device; }
+  // Profiling (`perfbench profile`; never while a step is timed). Start
+  // returns false where this backend cannot profile. Each profiled step is
+  // bracketed by ProfileStepBegin/End ("ProfilerStep#<step>", as Holistic
+  // Trace Analysis expects). Stop writes a Chrome trace to `path`; false
+  // with *error set when it could not.
+  virtual bool StartProfile(const std::string& device) {
+    (void)device;
+    return false;
+  }
+  virtual void ProfileStepBegin(int step) { (void)step; }
+  virtual void ProfileStepEnd() {}
+  virtual bool StopProfile(const std::string& path, std::string* error) {
+    (void)path;
+    *error = "this build has no profiler";
+    return false;
+  }
   // Adds library and device facts (torch, CUDA, cuDNN, NCCL, GPUs).
   virtual void AddFingerprint(nlohmann::json& fingerprint) const { (void)fingerprint; }
 };
