@@ -123,3 +123,65 @@ TEST(Diagnose, MachineFactsComeFromTheRun) {
 
 }  // namespace
 }  // namespace perfbench
+
+namespace perfbench {
+namespace {
+
+nlohmann::json Event(const std::string& cat, const std::string& name, double ts, double dur,
+                     nlohmann::json dims = nullptr) {
+  nlohmann::json e = {{"ph", "X"}, {"cat", cat}, {"name", name}, {"pid", 1}, {"tid", 1}, {"ts", ts}, {"dur", dur}};
+  if (!dims.is_null()) e["args"] = {{"Input Dims", dims}};
+  return e;
+}
+
+// Two steps of 1000 us: aten::linear encloses an addmm of 128x256 @ 256x512
+// (600 us), then 9 short ops; an op of another thread is not counted.
+nlohmann::json TwoSteps() {
+  nlohmann::json ev = nlohmann::json::array();
+  for (double t0 : {0.0, 2000.0}) {
+    ev.push_back(Event("user_annotation", "ProfilerStep#" + std::to_string(int(t0)), t0, 1000));
+    ev.push_back(Event("cpu_op", "aten::linear", t0 + 10, 620));
+    ev.push_back(Event("cpu_op", "aten::addmm", t0 + 15, 600, {{512}, {128, 256}, {256, 512}, {}, {}}));
+    ev.push_back(Event("cpu_op", "aten::mm", t0 + 20, 100, {{128, 256}, {256, 512}}));  // inside addmm: not again
+    for (int i = 0; i < 9; ++i) ev.push_back(Event("cpu_op", "aten::add_", t0 + 700 + 20 * i, 10));
+    auto other = Event("cpu_op", "aten::mm", t0 + 900, 50, {{1, 1}, {1, 1}});
+    other["tid"] = 2;
+    ev.push_back(other);
+  }
+  return {{"traceEvents", ev}};
+}
+
+TEST(TraceBreakdown, SharesOpsAndFlopFromTheSteps) {
+  const auto b = BreakdownOfTrace(TwoSteps());
+  EXPECT_EQ(b.steps, 2u);
+  EXPECT_DOUBLE_EQ(b.step_s, 1e-3);
+  EXPECT_DOUBLE_EQ(b.matmul_share, 0.6);                  // the outer addmm only
+  EXPECT_DOUBLE_EQ(b.ops_per_step, 10);                    // linear + 9 add_
+  EXPECT_DOUBLE_EQ(b.median_op_s, 10e-6);
+  EXPECT_DOUBLE_EQ(b.flop_per_step, 2.0 * 128 * 256 * 512);
+  EXPECT_THROW(BreakdownOfTrace(nlohmann::json::object()), std::invalid_argument);
+  EXPECT_THROW(BreakdownOfTrace({{"traceEvents", nlohmann::json::array()}}), std::invalid_argument);
+}
+
+TEST(Diagnose, AProfileTraceAddsUtilisationAgainstTheAchievablePeak) {
+  Evidence e;
+  e.suite = "amp";
+  e.workload = "mlp";
+  e.medians = {{"step_time", 1e-3}};
+  e.counts = {{"step_time", 7}};
+  e.trace = BreakdownOfTrace(TwoSteps());
+  e.achievable_flops = 1e12;  // the step reaches 3.4e10: 3%
+  MachineFacts m;
+  auto d = Classify(e, m);
+  EXPECT_EQ(d.verdict, "compute");
+  EXPECT_NEAR(d.breakdown.at("mfu"), 2.0 * 128 * 256 * 512 / 1e-3 / 1e12, 1e-12);
+  EXPECT_NE(d.findings.at(0).evidence.find("of the achievable"), std::string::npos) << d.findings[0].evidence;
+  // Without a peak there is no utilisation to judge; the shares are still listed.
+  e.achievable_flops = 0;
+  d = Classify(e, m);
+  EXPECT_EQ(d.verdict, "balanced");
+  EXPECT_DOUBLE_EQ(d.breakdown.at("matmul_share"), 0.6);
+}
+
+}  // namespace
+}  // namespace perfbench

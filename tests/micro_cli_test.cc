@@ -159,7 +159,22 @@ TEST_F(Micro, ProfileWritesKinetoTracesWithStepsAndOps) {
   EXPECT_GT(addmm, 0);
   const auto res = Results();
   const auto& stored = res.at("amp/mlp/precision:fp32/size:quick profiled_steps");
-  EXPECT_EQ(stored["attributes"]["trace"], "traces/amp_mlp_precision-fp32_size-quick.json");
+  EXPECT_EQ(fs::path(stored["attributes"]["trace"].get<std::string>()), fs::canonical(trace));
+  // A measured run of the same variant, diagnosed with the trace's breakdown;
+  // its energy is measured or says why not.
+  ASSERT_EQ(Run("run --suite amp --quick --filter 'mlp/precision:fp32' --no-control --format none").code, 0);
+  const auto measured = Results();
+  const auto& step = measured.at("amp/mlp/precision:fp32/size:quick step_time");
+  EXPECT_TRUE(measured.count("amp/mlp/precision:fp32/size:quick energy") ||
+              step["attributes"]["energy"].get<std::string>().rfind("unavailable: ", 0) == 0);
+  auto d = Run("diagnose --format json");
+  ASSERT_EQ(d.code, 0) << d.err;
+  const auto diag = nlohmann::json::parse(d.out);
+  ASSERT_EQ(diag["variants"].size(), 1u);
+  const auto& breakdown = diag["variants"][0]["breakdown"];
+  EXPECT_GT(breakdown.value("matmul_share", 0.0), 0) << breakdown;
+  EXPECT_GT(breakdown.value("ops_per_step", 0.0), 0) << breakdown;
+  EXPECT_GT(breakdown.value("achieved_flops", 0.0), 0) << breakdown;
   EXPECT_EQ(Run("profile --suite amp --quick").code, 2);  // no --out
   EXPECT_EQ(Run("profile --out t --steps 0").code, 2);
 }

@@ -1,10 +1,14 @@
 // perfbench diagnose: which bottleneck holds each variant back, with its
 // evidence and remedies (see harness/src/diagnose.h).
+#include <fstream>
 #include <iostream>
+#include <map>
+#include <optional>
 
 #include "cli.h"
 #include "common.h"
 #include "diagnose.h"
+#include "peaks.h"
 
 namespace perfbench::cli {
 
@@ -16,10 +20,63 @@ constexpr const char* kUsage =
     "usage: perfbench diagnose [RUN] [--format table|markdown|json] [--db PATH] [run options]\n\n"
     "Diagnose before optimising: gives every variant of a run a verdict among memory,\n"
     "communication, input, compute and balanced, each finding with its evidence, the threshold\n"
-    "it crossed and remedies by expected gain. RUN is an id, a label or `latest` (default).\n"
+    "it crossed and remedies by expected gain. RUN is an id, a label or `latest` (default: the\n"
+    "newest run that is not a profile or a peak).\n"
     "With run options (--suite amp,ddp --quick ...), runs them first and diagnoses that run.\n"
     "Thresholds: peak memory above 90% of the device, comm_share above 30%, data_wait_share\n"
-    "above 10%, a reduced precision below 0.8x fp32. The JSON is versioned (schema_version 1).";
+    "above 10%, a reduced precision below 0.8x fp32. With a `perfbench profile` of the same machine\n"
+    "the breakdown adds the share of GEMM/convolution, ops per step and achieved FLOP/s against the\n"
+    "achievable peak (`perfbench peak`). The JSON is versioned (schema_version 1).";
+
+// The traces of the newest profile run of the same machine, by variant
+// ("amp/mlp/precision:fp32/size:quick" -> path).
+std::map<std::string, std::string> Traces(Store& store, const RunRecord& run) {
+  for (int64_t id : store.RunsWithLabel("profile")) {
+    if (store.GetRun(id).profile_key != run.profile_key) continue;
+    std::map<std::string, std::string> out;
+    for (const auto& r : store.GetResults(id))
+      if (auto t = r.attributes.find("trace"); t != r.attributes.end())
+        out[r.suite + "/" + r.workload + "/" + r.params.Encode()] = t->second;
+    return out;
+  }
+  return {};
+}
+
+// A trace's breakdown, or nothing (with a warning) when it cannot be read.
+std::optional<TraceBreakdown> ReadTrace(const std::string& path) {
+  std::ifstream in(path);
+  try {
+    if (in) return BreakdownOfTrace(nlohmann::json::parse(in));
+  } catch (const std::exception& e) {
+    std::cerr << "warning: " << path << ": " << e.what() << "\n";
+    return std::nullopt;
+  }
+  std::cerr << "warning: " << path << ": cannot be read (moved or deleted?)\n";
+  return std::nullopt;
+}
+
+// The newest run that measured something: not a profile or a peak.
+int64_t LatestMeasured(Store& store) {
+  for (const auto& r : store.ListRuns())
+    if (r.label != "profile" && r.label != kPeakLabel) return r.id;
+  throw UsageError("no measured run in " + store.path() + " (run `perfbench run` or pass run options)");
+}
+
+std::vector<Diagnosis> DiagnoseRun(Store& store, int64_t id) {
+  const RunRecord run = store.GetRun(id);
+  const MachineFacts machine = MachineFacts::FromRun(run);
+  const auto traces = Traces(store, run);
+  const auto peaks = AchievableFlops(store, run);
+  std::vector<Diagnosis> ds;
+  for (auto& e : CollectEvidence(store.GetResults(id))) {
+    if (e.suite == "control") continue;
+    if (auto t = traces.find(e.suite + "/" + e.workload + "/" + e.params.Encode()); t != traces.end())
+      e.trace = ReadTrace(t->second);
+    if (auto p = peaks.find(e.params.Get("precision", "fp32")); p != peaks.end()) e.achievable_flops = p->second;
+    ds.push_back(Classify(e, machine));
+  }
+  return ds;
+}
 
 }  // namespace
 
@@ -55,11 +112,7 @@ int DiagnoseCmd(const std::vector<std::string>& args) {
     if (code != kExitOk && code != kExitRuntime) return code;  // a failed variant is evidence too
   }
   auto store = OpenStore(vm, Store::Mode::kExisting);
-  const int64_t id = ResolveRunOrThrow(*store, ref);
-  const MachineFacts machine = MachineFacts::FromRun(store->GetRun(id));
-  std::vector<Diagnosis> ds;
-  for (const auto& e : CollectEvidence(store->GetResults(id)))
-    if (e.suite != "control") ds.push_back(Classify(e, machine));
+  const auto ds = DiagnoseRun(*store, ref == "latest" ? LatestMeasured(*store) : ResolveRunOrThrow(*store, ref));
   if (format == "json") {
     std::cout << DiagnosisJson(ds).dump(2) << "\n";
   } else {

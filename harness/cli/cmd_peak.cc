@@ -62,6 +62,18 @@ bool PrintAchievable(Store& store, const RunRecord& run, std::ostream& out) {
   return true;
 }
 
+std::map<std::string, double> AchievableFlops(Store& store, const RunRecord& run) {
+  std::map<std::string, double> out;
+  RunRecord peak;
+  if (!LatestPeak(store, run.profile_key, run.settings.value("device", std::string("cpu")),
+                  run.settings.value("threads", 0), &peak))
+    return out;
+  for (const auto& r : store.GetResults(peak.id))
+    if (r.suite == "peak" && r.workload == "gemm" && r.metric == "flops" && !r.samples.empty())
+      out[r.params.Get("dtype", "")] = stats::Median(r.samples);
+  return out;
+}
+
 int PeakCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("quick", po::bool_switch(), "a shorter sweep (fewer repetitions, smaller largest shape)")

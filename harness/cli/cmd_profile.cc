@@ -1,6 +1,7 @@
 // perfbench profile: Kineto traces of the selected variants' steps, one
 // Chrome-trace JSON per variant (opens in Perfetto, reads in Holistic Trace
 // Analysis), their paths stored with a run labelled "profile".
+#include <cstdlib>
 #include <iostream>
 
 #include "cli.h"
@@ -76,8 +77,12 @@ int ProfileCmd(const std::vector<std::string>& args) {
   }
   if (variants.empty()) throw UsageError("no workload matches the selection (see `perfbench list`)");
   s.data_dir = ResolveDataDir(vm, variants);
-  const std::string dir = vm["out"].as<std::string>();
+  std::string dir = vm["out"].as<std::string>();
   if (const std::string err = posix::MakeDirs(dir); !err.empty()) throw UsageError("--out " + dir + ": " + err);
+  if (char* abs = realpath(dir.c_str(), nullptr)) {  // stored paths must not depend on the working directory
+    dir = abs;
+    free(abs);
+  }
   backend.SetThreads(s.threads);
   auto store = OpenStore(vm, Store::Mode::kCreate);
   const int64_t run_id = store->BeginRun(NewRunRecord("profile", s, CommandLine("profile", args), backend));

@@ -3,7 +3,9 @@
 // run's machine beside its results.
 #pragma once
 
+#include <map>
 #include <ostream>
+#include <string>
 
 #include "store/store.h"
 
@@ -16,5 +18,9 @@ inline constexpr const char* kPeakLabel = "peak";
 // peak run with `run`'s hardware profile, device and threads; false when
 // there is none.
 bool PrintAchievable(Store& store, const RunRecord& run, std::ostream& out);
+
+// The achievable GEMM FLOP/s per dtype ("fp32" -> 1.26e11) of that same peak
+// run; empty when there is none.
+std::map<std::string, double> AchievableFlops(Store& store, const RunRecord& run);
 
 }  // namespace perfbench::cli

@@ -121,6 +121,42 @@ void ComputeFindings(const Evidence& e, const MachineFacts& m, Diagnosis& d) {
                          "run " + precision + " on hardware with native support (AMX, AVX512-BF16/FP16, a GPU with tensor cores)"}});
 }
 
+// The profile trace's figures, and what they say about compute.
+void TraceFindings(const Evidence& e, const MachineFacts& m, Diagnosis& d) {
+  if (!e.trace) return;
+  const TraceBreakdown& t = *e.trace;
+  d.breakdown["matmul_share"] = t.matmul_share;
+  d.breakdown["ops_per_step"] = t.ops_per_step;
+  d.breakdown["median_op_s"] = t.median_op_s;
+  const auto step = e.medians.find("step_time");
+  const double step_s = step != e.medians.end() ? step->second : t.step_s;  // the timed step, not the profiled one
+  const double achieved = step_s > 0 ? t.flop_per_step / step_s : 0;
+  if (achieved > 0) d.breakdown["achieved_flops"] = achieved;
+  if (achieved > 0 && e.achievable_flops > 0) d.breakdown["mfu"] = achieved / e.achievable_flops;
+  if (t.matmul_share >= kMatmulShare && achieved > 0 && e.achievable_flops > 0 &&
+      achieved < kUtilisationLimit * e.achievable_flops) {
+    d.findings.push_back(
+        {"compute",
+         fmt::format("GEMM and convolution are {} of the step and reach {:.3g} FLOP/s, {} of the achievable {:.3g} "
+                     "here (perfbench peak)", Share(t.matmul_share), achieved, Share(achieved / e.achievable_flops),
+                     e.achievable_flops),
+         fmt::format("below {} of the achievable peak (source documents: utilisation)", Share(kUtilisationLimit)),
+         {}});
+    auto& remedies = d.findings.back().remedies;
+    if (m.device != "cpu" || MissingIsa("bf16", m.cpu_isa).empty())
+      remedies.push_back("mixed precision, which this device runs natively (1.5-2x)");
+    remedies.insert(remedies.end(), {"larger GEMMs: a bigger batch, fused layers", "operator fusion: fewer, larger kernels"});
+  } else if (t.matmul_share < kMatmulShare && t.ops_per_step >= kManyOps && t.median_op_s < kShortOpS) {
+    d.findings.push_back(
+        {"compute",
+         fmt::format("{:.0f} ops a step with a median of {:.3g} us, GEMM and convolution only {} of the step: "
+                     "dispatch and launch overhead", t.ops_per_step, t.median_op_s * 1e6, Share(t.matmul_share)),
+         fmt::format("median op under {:.0f} us, at least {:.0f} ops a step", kShortOpS * 1e6, kManyOps),
+         {"operator fusion (torch.compile, fused optimisers and layers)", "CUDA graphs on a GPU",
+          "a larger batch per step"}});
+  }
+}
+
 }  // namespace
 
 Diagnosis Classify(const Evidence& e, const MachineFacts& m) {
@@ -132,6 +168,7 @@ Diagnosis Classify(const Evidence& e, const MachineFacts& m) {
   CommunicationFindings(e, d);
   InputFindings(e, d);
   ComputeFindings(e, m, d);
+  TraceFindings(e, m, d);
   if (!d.findings.empty()) {
     d.verdict = d.findings.front().kind;  // pushed in order of severity
   } else if (e.status != ResultStatus::kOk) {

@@ -12,6 +12,10 @@
 //                  speedup below 0.8: AMP should give 1.5-2x), named as
 //                  emulated where the CPU lacks AVX512-BF16/AMX-BF16 (bf16) or
 //                  AVX512-FP16/AMX-FP16 (fp16)
+//                  and, with a profile trace (see trace_breakdown.h):
+//                  GEMM/convolution at least half the step while reaching
+//                  under 80% of the achievable peak (`perfbench peak`), or
+//                  many short ops (dispatch/launch overhead)
 //   balanced       no threshold crossed (the evidence is listed all the same)
 // A variant's verdict is its most severe finding, in the order above
 // (memory first: nothing else matters until a step fits). Failed and
@@ -27,12 +31,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+
 #include "perfbench/params.h"
 #include "store/records.h"
+#include "trace_breakdown.h"
 
 namespace perfbench {
 
 inline constexpr double kCommShareLimit = 0.30, kDataWaitLimit = 0.10, kMemoryLimit = 0.90, kPrecisionLimit = 0.8;
+// With a profile trace: GEMM/convolution at least half the step and below
+// 80% of the achievable peak (the source documents' utilisation warning);
+// or many short ops (median under 20 us, at least 100 a step) with GEMM and
+// convolution under half the step: dispatch/launch overhead.
+inline constexpr double kMatmulShare = 0.5, kUtilisationLimit = 0.8, kShortOpS = 20e-6, kManyOps = 100;
 
 struct Finding {
   std::string kind;       // memory | communication | input | compute
@@ -67,6 +79,8 @@ struct Evidence {
   std::string reason;
   std::map<std::string, double> medians;
   std::map<std::string, size_t> counts;
+  std::optional<TraceBreakdown> trace;  // from `perfbench profile`, when one exists
+  double achievable_flops = 0;          // `perfbench peak` for the variant's dtype; 0 when unknown
 };
 
 // Groups a run's results by variant (result order kept).

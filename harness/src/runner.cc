@@ -11,6 +11,7 @@
 #include <new>
 
 #include "derived_metrics.h"
+#include "energy.h"
 #include "host_memory.h"
 #include "perfbench/statistics.h"
 
@@ -104,6 +105,7 @@ class GroupRun {
         live_(group.variants.size()),
         process_seed_(process_seed),
         timed_s_(timed_s) {
+    if (info_.FindMetric("energy")) energy_ = MakeEnergyMeter(s_.device);
     for (size_t i = 0; i < group.variants.size(); ++i) {
       live_[i].outcome.variant = VariantRef{group.workload, group.variants[i]};
       live_[i].target = s_.repetitions;
@@ -145,7 +147,9 @@ class GroupRun {
   void Accept(Live& v, EngineVariant& e);
   void Step(Live& v, bool record, const std::string& phase);
   bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
-  void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok);
+  void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok, double joules);
+  // Joules on the device's energy counter, or a negative number without one.
+  double Joules() { return energy_ && energy_->Unavailable().empty() ? energy_->Joules() : -1; }
   void Project(Live& v, int warmups_left);
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
@@ -158,6 +162,7 @@ class GroupRun {
   std::vector<Live> live_;
   uint64_t process_seed_;
   double* timed_s_;
+  std::unique_ptr<EnergyMeter> energy_;  // when the workload declares `energy`
 };
 
 void GroupRun::SetUp(Live& v) {
@@ -190,6 +195,7 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   const bool have_mem = backend_.Memory(dev, &current, &peak);
   backend_.ResetPeakMemory(dev);
   if (info_.FindMetric("peak_rss")) ResetPeakRss();
+  const double e0 = Joules();
   // The device is idle here, so the clock starts with the step's first launch.
   const double t0 = now_();
   backend_.BeginStep(dev);
@@ -198,6 +204,7 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   // Synchronise before reading the clock: launches are asynchronous.
   backend_.Synchronize(dev);
   const double t1 = now_();
+  const double e1 = Joules();
   v.spent_s += t1 - t_begin;
   if (!Check(v, st, rec, phase)) return;
   int64_t after = 0, step_peak = 0;
@@ -212,7 +219,7 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   }
   const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_ : device_s >= 0 ? device_s : host_s;
   *timed_s_ += t1 - t_begin;
-  Record(v, rec, seconds, peak_bytes, mem_ok);
+  Record(v, rec, seconds, peak_bytes, mem_ok, e0 >= 0 && e1 >= 0 ? e1 - e0 : -1);
   if (v.spent_s > s_.timeout_s && v.done < v.target)
     Fail(v, fmt::format("time limit of {:g} s exceeded after {} of {} repetitions", s_.timeout_s, v.done, v.target));
 }
@@ -279,8 +286,12 @@ bool GroupRun::Check(Live& v, const Status& st, const Recorder& rec, const std::
   return true;
 }
 
-void GroupRun::Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok) {
+void GroupRun::Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok, double joules) {
   auto& s = v.outcome.samples;
+  if (joules >= 0) {
+    s["energy"].push_back(joules);
+    if (info_.FindMetric("energy_per_sample") && rec.items_ > 0) s["energy_per_sample"].push_back(joules / rec.items_);
+  }
   if (info_.FindMetric("step_time")) s["step_time"].push_back(seconds);
   if (info_.FindMetric("throughput") && rec.items_ > 0 && seconds > 0)
     s["throughput"].push_back(rec.items_ / seconds);
@@ -345,6 +356,7 @@ void GroupRun::Finish(Live& v) {
   if (!v.workload) return;
   Guarded("attributes", [&] {
     v.outcome.attributes = v.workload->Attributes();
+    if (energy_ && !energy_->Unavailable().empty()) v.outcome.attributes["energy"] = "unavailable: " + energy_->Unavailable();
     return Status::Ok();
   });
   Guarded("tear-down", [&] {

@@ -127,7 +127,8 @@ WorkloadInfo AmpInfo(const ModelDef& def) {
   info.metrics = {{"throughput", "samples/s", Better::kHigher}, {"step_time", "s", Better::kLower},
                   {"peak_memory", "bytes", Better::kLower},     {"peak_rss", "bytes", Better::kLower},
                   {"loss", "1", Better::kLower},                {"loss_delta", "1", Better::kLower},
-                  {"speedup", "ratio", Better::kHigher}};
+                  {"speedup", "ratio", Better::kHigher},        {"energy", "J", Better::kLower},
+                  {"energy_per_sample", "J/sample", Better::kLower}};
   info.variants = Params::Product({{"precision", {"fp32", "bf16", "fp16"}}, {"size", {"full"}}});
   info.quick_variants = Params::Product({{"precision", {"fp32", "bf16", "fp16"}}, {"size", {"quick"}}});
   info.compare_param = "precision";

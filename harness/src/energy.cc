@@ -1,0 +1,130 @@
+#include "energy.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <vector>
+
+namespace perfbench {
+namespace {
+
+struct Zone {
+  std::string energy_path;
+  double range_uj = 0;  // the counter wraps to 0 here
+  double last_uj = 0;
+};
+
+bool ReadNumber(const std::string& path, double* out) {
+  std::ifstream in(path);
+  long double v = 0;
+  if (!(in >> v)) return false;
+  *out = static_cast<double>(v);
+  return true;
+}
+
+class RaplMeter final : public EnergyMeter {
+ public:
+  explicit RaplMeter(const std::string& root) { Open(root); }
+  std::string Unavailable() const override { return why_; }
+  double Joules() override {
+    for (auto& z : zones_) {
+      double now = 0;
+      if (!ReadNumber(z.energy_path, &now)) continue;
+      const double delta = now >= z.last_uj ? now - z.last_uj : now + z.range_uj - z.last_uj;  // wrapped once
+      total_uj_ += delta;
+      z.last_uj = now;
+    }
+    return total_uj_ / 1e6;
+  }
+
+ private:
+  // Package zones only ("intel-rapl:0", not its sub-zones "intel-rapl:0:0"),
+  // so nothing is counted twice.
+  void Open(const std::string& root) {
+    DIR* dir = opendir(root.c_str());
+    if (dir == nullptr) {
+      why_ = "no RAPL counters: " + root + " is absent (" + std::strerror(errno) + ")";
+      return;
+    }
+    std::vector<std::string> names;
+    while (dirent* e = readdir(dir)) {
+      const std::string n = e->d_name;
+      if (n.rfind("intel-rapl:", 0) == 0 && n.find(':', 11) == std::string::npos) names.push_back(n);
+    }
+    closedir(dir);
+    std::sort(names.begin(), names.end());
+    for (const auto& n : names) AddZone(root + "/" + n);
+    if (zones_.empty() && why_.empty()) why_ = "no RAPL package zones under " + root;
+  }
+  void AddZone(const std::string& zone) {
+    Zone z{zone + "/energy_uj", 0, 0};
+    if (!ReadNumber(z.energy_path, &z.last_uj)) {
+      why_ = z.energy_path + " is not readable (root-only since Linux 5.10)";
+      return;
+    }
+    if (!ReadNumber(zone + "/max_energy_range_uj", &z.range_uj)) z.range_uj = 0;
+    zones_.push_back(z);
+  }
+
+  std::vector<Zone> zones_;
+  double total_uj_ = 0;
+  std::string why_;
+};
+
+// The few NVML entry points used, resolved with dlsym (C ABI, stable since
+// NVML 5.319; the energy counter since Volta).
+class NvmlMeter final : public EnergyMeter {
+ public:
+  NvmlMeter(int index, const std::string& library) { Open(index, library); }
+  std::string Unavailable() const override { return why_; }
+  double Joules() override {
+    unsigned long long mj = 0;
+    if (!why_.empty() || energy_(device_, &mj) != 0) return last_j_;
+    last_j_ = static_cast<double>(mj - first_mj_) / 1e3;
+    return last_j_;
+  }
+
+ private:
+  using Init = int (*)();
+  using Handle = int (*)(unsigned int, void**);
+  using Energy = int (*)(void*, unsigned long long*);
+  void Open(int index, const std::string& library) {
+    void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) {
+      why_ = "NVML unavailable: " + library + " not found";
+      return;
+    }
+    auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
+    auto handle = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
+    energy_ = reinterpret_cast<Energy>(dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
+    if (!init || !handle || !energy_) {
+      why_ = "NVML unavailable: " + library + " lacks the energy counter API";
+    } else if (init() != 0 || handle(static_cast<unsigned>(index), &device_) != 0) {
+      why_ = "NVML unavailable: no GPU " + std::to_string(index);
+    } else if (energy_(device_, &first_mj_) != 0) {
+      why_ = "NVML: GPU " + std::to_string(index) + " has no energy counter (before Volta)";
+    }
+  }
+
+  Energy energy_ = nullptr;
+  void* device_ = nullptr;
+  unsigned long long first_mj_ = 0;
+  double last_j_ = 0;
+  std::string why_;
+};
+
+}  // namespace
+
+std::unique_ptr<EnergyMeter> MakeRaplMeter(const std::string& root) { return std::make_unique<RaplMeter>(root); }
+std::unique_ptr<EnergyMeter> MakeNvmlMeter(int index, const std::string& library) {
+  return std::make_unique<NvmlMeter>(index, library);
+}
+std::unique_ptr<EnergyMeter> MakeEnergyMeter(const std::string& device) {
+  return device == "cuda" ? MakeNvmlMeter() : MakeRaplMeter();
+}
+
+}  // namespace perfbench
