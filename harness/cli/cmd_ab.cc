@@ -196,21 +196,9 @@ PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint6
 
 int AbCmd(const std::vector<std::string>& args) {
   const po::options_description desc = AbOptions();
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage << "\n\n" << desc << "\n";
-      return kExitOk;
-    }
   po::variables_map vm;
   std::vector<std::string> common;
-  try {
-    const auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
-    po::store(parsed, vm);
-    po::notify(vm);
-    common = po::collect_unrecognized(parsed.options, po::include_positional);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  if (!ParsePassThrough(args, desc, vm, &common, kUsage)) return kExitOk;
   const std::string format =
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit", "none"});
   const int pairs = vm["pairs"].as<int>();

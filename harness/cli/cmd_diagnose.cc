@@ -85,21 +85,9 @@ int DiagnoseCmd(const std::vector<std::string>& args) {
   desc.add_options()("format", po::value<std::string>()->default_value("table")->value_name("F"),
                      "table | markdown | json");
   AddDbOption(desc);
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::cout << kUsage << "\n\n" << desc << "\n";
-      return kExitOk;
-    }
   po::variables_map vm;
   std::vector<std::string> rest;
-  try {
-    const auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
-    po::store(parsed, vm);
-    po::notify(vm);
-    rest = po::collect_unrecognized(parsed.options, po::include_positional);
-  } catch (const po::error& e) {
-    throw UsageError(e.what());
-  }
+  if (!ParsePassThrough(args, desc, vm, &rest, kUsage)) return kExitOk;
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json"});
   std::string ref = "latest";
   if (rest.size() == 1 && rest[0].rfind("--", 0) != 0) {

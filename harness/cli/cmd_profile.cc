@@ -64,19 +64,9 @@ int ProfileCmd(const std::vector<std::string>& args) {
   const int steps = vm["steps"].as<int>();
   if (steps < 1 || steps > 1000) throw UsageError("--steps must be in [1, 1000]");
   DeviceBackend& backend = GetDeviceBackend();
-  RunSettings s = ResolveSettings(vm, RunSettings::Defaults(vm["quick"].as<bool>()), backend);
-  if (vm.count("suite")) s.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
-  if (vm.count("filter")) s.filter = vm["filter"].as<std::string>();
+  RunSettings s = SelectionSettings(vm, backend);
   s.control = false;
-  ResolveDistributed(vm, &s);
-  std::vector<VariantRef> variants;
-  try {
-    variants = SelectVariants(s);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  if (variants.empty()) throw UsageError("no workload matches the selection (see `perfbench list`)");
-  s.data_dir = ResolveDataDir(vm, variants);
+  const std::vector<VariantRef> variants = SelectOrThrow(vm, &s);
   std::string dir = vm["out"].as<std::string>();
   if (const std::string err = posix::MakeDirs(dir); !err.empty()) throw UsageError("--out " + dir + ": " + err);
   if (char* abs = realpath(dir.c_str(), nullptr)) {  // stored paths must not depend on the working directory

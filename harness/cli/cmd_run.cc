@@ -63,11 +63,8 @@ po::options_description RunOptions() {
 
 // Settings and the selected variants from the flags; UsageError on bad input.
 RunSettings SettingsFromFlags(const po::variables_map& vm, DeviceBackend& backend, std::vector<VariantRef>* variants) {
-  RunSettings s = ResolveSettings(vm, RunSettings::Defaults(vm["quick"].as<bool>()), backend);
-  if (vm.count("suite")) s.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
-  if (vm.count("filter")) s.filter = vm["filter"].as<std::string>();
+  RunSettings s = SelectionSettings(vm, backend);
   if (vm["no-control"].as<bool>()) s.control = false;
-  ResolveDistributed(vm, &s);
   if (vm.count("processes")) {
     s.processes = vm["processes"].as<int>();
     if (s.processes < 1 || s.processes > 1000) throw UsageError("--processes must be in [1, 1000]");
@@ -75,13 +72,7 @@ RunSettings SettingsFromFlags(const po::variables_map& vm, DeviceBackend& backen
       throw UsageError("--processes applies when perfbench starts the processes itself, not under a launcher");
     if (s.processes > 1) s.repetitions = std::max(2, (s.repetitions + s.processes - 1) / s.processes);
   }
-  try {
-    *variants = SelectVariants(s);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError(e.what());
-  }
-  if (variants->empty()) throw UsageError("no workload matches the selection (see `perfbench list`)");
-  s.data_dir = ResolveDataDir(vm, *variants);
+  *variants = SelectOrThrow(vm, &s);
   return s;
 }
 

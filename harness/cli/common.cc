@@ -42,6 +42,25 @@ bool Parse(const std::vector<std::string>& args, const po::options_description& 
   return ParseWith(args, desc, pos, vm, usage);
 }
 
+bool ParsePassThrough(const std::vector<std::string>& args, const po::options_description& desc,
+                      po::variables_map& vm, std::vector<std::string>* rest, const std::string& usage) {
+  for (const auto& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << usage << "\n\n" << desc << "\n";
+      return false;
+    }
+  }
+  try {
+    const auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
+    po::store(parsed, vm);
+    po::notify(vm);
+    *rest = po::collect_unrecognized(parsed.options, po::include_positional);
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+  return true;
+}
+
 void AddDbOption(po::options_description& desc) {
   desc.add_options()("db", po::value<std::string>()->value_name("PATH"),
                      "database file (default: $PERFBENCH_DB, else ./perfbench.db)");

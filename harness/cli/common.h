@@ -33,6 +33,12 @@ const std::vector<Command>& Commands();
 bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
            const std::vector<std::string>& positional, po::variables_map& vm, const std::string& usage);
 
+// Like Parse, but options `desc` does not know (and positional arguments)
+// are returned in `rest`, in order, for another command (ab and diagnose pass
+// them to `run`).
+bool ParsePassThrough(const std::vector<std::string>& args, const po::options_description& desc,
+                      po::variables_map& vm, std::vector<std::string>* rest, const std::string& usage);
+
 // Adds --db to `desc`.
 void AddDbOption(po::options_description& desc);
 // --db, else $PERFBENCH_DB, else ./perfbench.db.

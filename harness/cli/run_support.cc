@@ -259,6 +259,26 @@ std::string ResolveDataDir(const po::variables_map& vm, const std::vector<Varian
   return dir;
 }
 
+RunSettings SelectionSettings(const po::variables_map& vm, DeviceBackend& backend) {
+  RunSettings s = ResolveSettings(vm, RunSettings::Defaults(vm["quick"].as<bool>()), backend);
+  if (vm.count("suite")) s.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
+  if (vm.count("filter")) s.filter = vm["filter"].as<std::string>();
+  ResolveDistributed(vm, &s);
+  return s;
+}
+
+std::vector<VariantRef> SelectOrThrow(const po::variables_map& vm, RunSettings* s) {
+  std::vector<VariantRef> variants;
+  try {
+    variants = SelectVariants(*s);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  if (variants.empty()) throw UsageError("no workload matches the selection (see `perfbench list`)");
+  s->data_dir = ResolveDataDir(vm, variants);
+  return variants;
+}
+
 RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, const std::string& command,
                        DeviceBackend& backend) {
   RunRecord run;

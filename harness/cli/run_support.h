@@ -31,6 +31,14 @@ RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, co
 // One line naming the machine and the software, printed before a table.
 std::string ContextLine(const nlohmann::json& fingerprint, const RunSettings& settings);
 
+// What --suite, --filter, the measurement flags (ResolveSettings) and the
+// distributed flags (ResolveDistributed) say, for a command that selects
+// variants (run, profile).
+RunSettings SelectionSettings(const po::variables_map& vm, DeviceBackend& backend);
+// The variants `settings` selects (UsageError on a bad selection or none),
+// and settings->data_dir resolved for them (ResolveDataDir).
+std::vector<VariantRef> SelectOrThrow(const po::variables_map& vm, RunSettings* settings);
+
 // --world-sizes, --param, --comm-timeout, and the manual multi-node flags.
 void AddDistributedOptions(po::options_description& desc);
 // The launch (environment of torchrun/SLURM, or the manual flags) and param
