@@ -89,6 +89,52 @@ TEST(Amp, TrainingLearnsTheSyntheticTask) {
   EXPECT_LT(last, 0.5 * first);
 }
 
+TEST(Amp, GradientAccumulationMatchesTheWholeBatchStep) {
+  common::ModelDef def;
+  def.make = [](const std::string&) {
+    torch::manual_seed(5);
+    return common::Model::Of(torch::nn::Sequential(torch::nn::Linear(16, 32), torch::nn::GELU(), torch::nn::Linear(32, 10)));
+  };
+  def.sample_shape = [](const std::string&) { return std::vector<int64_t>{16}; };
+  def.batch = [](const std::string&) { return int64_t{64}; };
+  common::Trainer whole(def.make(""), common::Precision::kFp32, torch::kCPU);
+  common::Trainer micro(def.make(""), common::Precision::kFp32, torch::kCPU);
+  const auto b = common::MakeBatches(def, "", 1, 2, torch::kCPU)[0];
+  const auto parts = common::MicroBatches(b, 4);
+  ASSERT_EQ(parts.size(), 4u);
+  EXPECT_EQ(parts[0].x.size(0), 16);
+  for (int i = 0; i < 3; ++i) {
+    const double lw = whole.Step(b).item<double>(), lm = micro.Step(parts).item<double>();
+    EXPECT_NEAR(lw, lm, 1e-5) << "step " << i;
+  }
+  for (size_t i = 0; i < whole.Parameters().size(); ++i)
+    EXPECT_TRUE(torch::allclose(whole.Parameters()[i], micro.Parameters()[i], 1e-4, 1e-5)) << "parameter " << i;
+  EXPECT_THROW(common::MicroBatches(b, 3), std::invalid_argument);
+}
+
+TEST(Amp, OptionalParamsRunAccumulationAndChannelsLast) {
+  RunSettings s = AmpSelection("(mlp|cnn)/precision:fp32");
+  s.device = "cpu";
+  s.warmup_steps = 1;
+  s.repetitions = 2;
+  s.overrides = {{"accumulation", {"1", "2"}}, {"memory_format", {"contiguous", "channels_last"}}};
+  Runner runner(s, GetDeviceBackend());
+  std::vector<VariantOutcome> out;
+  runner.RunAll(GroupVariants(SelectVariants(s)), [&](const auto& o) { out.insert(out.end(), o.begin(), o.end()); });
+  std::set<std::string> names;
+  for (const auto& o : out) {
+    names.insert(o.variant.FullName());
+    EXPECT_EQ(o.status, ResultStatus::kOk) << o.variant.FullName() << ": " << o.reason;
+  }
+  // memory_format exists for cnn only; mlp gets accumulation alone.
+  EXPECT_EQ(names, (std::set<std::string>{"amp/cnn/precision:fp32/size:quick",
+                                          "amp/cnn/precision:fp32/size:quick/memory_format:channels_last",
+                                          "amp/cnn/precision:fp32/size:quick/accumulation:2",
+                                          "amp/cnn/precision:fp32/size:quick/accumulation:2/memory_format:channels_last",
+                                          "amp/mlp/precision:fp32/size:quick",
+                                          "amp/mlp/precision:fp32/size:quick/accumulation:2"}));
+}
+
 TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
   if (!common::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << common::LossScalingUnavailable("cpu");
   common::ModelDef def;

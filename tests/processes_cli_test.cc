@@ -121,4 +121,41 @@ TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
   EXPECT_FALSE(fs::exists(dir_ / "y.db"));
 }
 
+TEST_F(Processes, AdviseRanksAFasterSettingFirstAndStoresEveryRun) {
+  auto r = Run("advise --suite selftest --filter noisy --rounds 6 --knob step_scale --format json",
+               "PERFBENCH_SELFTEST_BETWEEN=0.02");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("round 6/6 (3/3)"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["rounds"], 6);
+  ASSERT_EQ(j["rows"].size(), 2u);
+  const auto& best = j["rows"][0];
+  EXPECT_EQ(best["setting"], "step_scale:0.5");
+  EXPECT_EQ(best["variant"], "selftest/noisy/model:synthetic");
+  EXPECT_EQ(best["metric"], "throughput");
+  EXPECT_EQ(best["verdict"], "improvement");
+  EXPECT_EQ(best["pairs"], 6);
+  EXPECT_NEAR(best["gain"].get<double>(), 2.0, 0.15);
+  EXPECT_LE(best["ci_low"].get<double>(), best["ratio"].get<double>());
+  EXPECT_GE(best["ci_high"].get<double>(), best["ratio"].get<double>());
+  EXPECT_EQ(best["baseline_runs"].size(), 6u);
+  EXPECT_EQ(j["rows"][1]["setting"], "step_scale:2");
+  EXPECT_EQ(j["rows"][1]["verdict"], "regression");
+  EXPECT_NEAR(j["rows"][1]["gain"].get<double>(), 0.5, 0.05);
+  // Every process is a stored run: 6 rounds of base, 0.5 and 2.
+  const auto runs = nlohmann::json::parse(Run("runs --format json").out)["runs"];
+  EXPECT_EQ(runs.size(), 18u);
+  const auto shown = Show("advise/step_scale:0.5");
+  EXPECT_EQ(shown["results"][0]["params"]["step_scale"], "0.5");
+
+  auto table = Run("advise --suite selftest --filter noisy --rounds 6 --knob step_scale");
+  ASSERT_EQ(table.code, 0) << table.err;
+  EXPECT_NE(table.out.find("Best here: step_scale:0.5 on selftest/noisy/model:synthetic"), std::string::npos)
+      << table.out;
+  for (const char* bad : {"advise --rounds 5", "advise --suite selftest --filter noisy --knob nope", "advise --suite nope",
+                          "advise --processes 3", "advise --suite selftest --filter noisy --format xml"})
+    EXPECT_EQ(Run(bad).code, 2) << bad;
+}
+
 }  // namespace

@@ -141,25 +141,21 @@ namespace {
 // Runs one process of `side` and returns its run id (the newest with its
 // label); a process that failed to finish counts in `failed`.
 int64_t RunOne(Store& store, const Side& side, int pair, int pairs, char name, size_t* failed) {
-  const auto before = store.RunsWithLabel(side.label);
   std::vector<std::string> argv = side.args;
   argv.insert(argv.begin(), side.bin);
-  int code = 0;
-  const std::string failure = SpawnAndWait(argv, side.env, &code);
-  const auto after = store.RunsWithLabel(side.label);
-  std::cerr << "pair " << pair + 1 << "/" << pairs << ": " << name << (failure.empty() ? "" : " " + failure) << "\n";
-  const bool stored = !after.empty() && (before.empty() || after.front() != before.front());
-  if (code == kExitUsage && pair == 0)
+  const StoredProcess p = RunStoredProcess(store, argv, side.env, side.label);
+  std::cerr << "pair " << pair + 1 << "/" << pairs << ": " << name << (p.failure.empty() ? "" : " " + p.failure) << "\n";
+  if (p.exit_code == kExitUsage && pair == 0)
     throw UsageError(std::string("side ") + name + " refused its arguments (`" + side.bin + " run ...` exited 2)");
-  if (!stored)
+  if (!p.run_id)
     throw std::runtime_error(std::string("side ") + name + " (" + side.bin + ") stored no run" +
-                             (failure.empty() ? "" : ": it " + failure));
+                             (p.failure.empty() ? "" : ": it " + p.failure));
   // Exit 4 is a failed workload (recorded in the run); anything else a failed process.
-  if (!failure.empty() && code != kExitRuntime) ++*failed;
-  if (store.GetRun(after.front()).status != RunStatus::kComplete)
-    throw std::runtime_error(std::string("side ") + name + " left run " + std::to_string(after.front()) +
-                             " unfinished" + (failure.empty() ? "" : ": it " + failure));
-  return after.front();
+  if (!p.failure.empty() && p.exit_code != kExitRuntime) ++*failed;
+  if (!p.complete)
+    throw std::runtime_error(std::string("side ") + name + " left run " + std::to_string(p.run_id) +
+                             " unfinished" + (p.failure.empty() ? "" : ": it " + p.failure));
+  return p.run_id;
 }
 
 PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint64_t seed, size_t* failed) {

@@ -21,6 +21,7 @@ int AbCmd(const std::vector<std::string>& args);
 int PeakCmd(const std::vector<std::string>& args);
 int DiagnoseCmd(const std::vector<std::string>& args);
 int ProfileCmd(const std::vector<std::string>& args);
+int AdviseCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -36,6 +37,8 @@ const std::vector<Command>& Commands() {
       {"profile", "Kineto traces of the selected variants' steps (Chrome trace JSON, Perfetto, HTA)", ProfileCmd},
       {"diagnose", "which bottleneck (memory, communication, input, compute) holds each variant back, and remedies",
        DiagnoseCmd},
+      {"advise", "measure the first fixes (precision, workers, accumulation, threads...) and rank them by gain",
+       AdviseCmd},
       {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},
       {"import", "load a run from show JSON, a baseline file or Google Benchmark JSON", ImportCmd},
   };

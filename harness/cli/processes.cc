@@ -117,6 +117,19 @@ struct TempFile {
 
 }  // namespace
 
+StoredProcess RunStoredProcess(Store& store, const std::vector<std::string>& argv,
+                               const std::vector<std::pair<std::string, std::string>>& env, const std::string& label) {
+  const auto before = store.RunsWithLabel(label);
+  StoredProcess out;
+  out.failure = SpawnAndWait(argv, env, &out.exit_code);
+  const auto after = store.RunsWithLabel(label);
+  if (!after.empty() && (before.empty() || after.front() != before.front())) {
+    out.run_id = after.front();
+    out.complete = store.GetRun(out.run_id).status == RunStatus::kComplete;
+  }
+  return out;
+}
+
 ProcessOutcome RunProcess(const ProcessJob& job, int index) {
   const std::string exe = posix::SelfExe();
   const TempFile report;

@@ -12,6 +12,7 @@
 
 #include "perfbench/settings.h"
 #include "store/records.h"
+#include "store/store.h"
 
 namespace perfbench::cli {
 
@@ -38,6 +39,18 @@ struct ProcessOutcome {
 // status, -1 when it did not exit normally.
 std::string SpawnAndWait(const std::vector<std::string>& argv,
                          const std::vector<std::pair<std::string, std::string>>& env, int* exit_code);
+
+// What a `perfbench run --label L ...` child left in the store.
+struct StoredProcess {
+  int64_t run_id = 0;     // the newest run labelled L after it, if new; 0 when it stored none
+  bool complete = false;  // that run finished (a failed workload still finishes it)
+  int exit_code = 0;
+  std::string failure;    // as SpawnAndWait
+};
+// Runs `argv` (a `run` of some perfbench binary that labels its run `label`)
+// with `env` added, and finds the run it stored.
+StoredProcess RunStoredProcess(Store& store, const std::vector<std::string>& argv,
+                               const std::vector<std::pair<std::string, std::string>>& env, const std::string& label);
 
 // Runs process `index` of `job` and waits for it; stderr passes through
 // (progress), stdout is discarded.

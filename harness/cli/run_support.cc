@@ -112,7 +112,8 @@ void AddDistributedOptions(po::options_description& desc) {
       ("world-sizes", po::value<std::string>()->value_name("N[,N]"),
        "ddp: world sizes to sweep when perfbench starts the ranks itself (default 1,2)")
       ("param", po::value<std::vector<std::string>>()->composing()->value_name("KEY=V[,V]"),
-       "replace a param's values in every variant that has it (e.g. bytes=1048576,67108864)")
+       "replace a param's values in every variant that has it (e.g. bytes=1048576,67108864), or add an "
+       "optional one (amp: accumulation, memory_format)")
       ("comm-timeout", po::value<double>()->value_name("SECONDS"),
        "ddp: a rank silent this long fails the run, naming it (default 30; $PERFBENCH_COMM_TIMEOUT)")
       ("nnodes", po::value<int>()->value_name("N"), "ddp manual start: number of nodes")

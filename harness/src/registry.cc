@@ -24,6 +24,15 @@ const MetricSpec* WorkloadInfo::FindMetric(std::string_view metric) const {
   return nullptr;
 }
 
+const std::string* WorkloadInfo::OptionalDefault(const std::string& param) const {
+  const bool declared = std::any_of(variants.begin(), variants.end(), [&](const Params& p) { return p.Has(param); });
+  if (declared) return nullptr;
+  for (const auto& k : knobs)
+    for (const auto& [key, value] : k.defaults.items())
+      if (key == param) return &value;
+  return nullptr;
+}
+
 namespace {
 std::map<std::string, InternalCommand>& InternalCommands() {
   static std::map<std::string, InternalCommand> commands;
@@ -95,22 +104,34 @@ std::regex CompileFilter(const std::string& filter) {
 }
 
 // A declared variant with the overrides applied: one variant per value (the
-// last override of a param wins), in the declared param order.
-std::vector<Params> Expand(const Params& p, const std::vector<ParamOverride>& overrides) {
+// last override of a param wins), in the declared param order; an optional
+// param (WorkloadInfo::OptionalDefault) overridden is added after them, and
+// left out where its value is the default.
+std::vector<Params> Expand(const WorkloadInfo& info, const Params& p, const std::vector<ParamOverride>& overrides) {
   std::vector<std::pair<std::string, std::vector<std::string>>> axes;
   for (const auto& [key, value] : p.items()) {
     axes.push_back({key, {value}});
     for (const auto& o : overrides)
       if (o.param == key) axes.back().second = o.values;
   }
-  return Params::Product(axes);
+  std::map<std::string, std::vector<std::string>> optional;
+  for (const auto& o : overrides)
+    if (!p.Has(o.param) && info.OptionalDefault(o.param)) optional[o.param] = o.values;
+  for (const auto& [key, values] : optional) axes.push_back({key, values});
+  std::vector<Params> out;
+  for (Params c : Params::Product(axes)) {
+    for (const auto& [key, values] : optional)
+      if (c.Get(key) == *info.OptionalDefault(key)) c = c.Without(key);
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<Params> ExpandAll(const RegisteredWorkload& w, const RunSettings& s) {
   const auto& declared = (s.quick && !w.info.quick_variants.empty()) ? w.info.quick_variants : w.info.variants;
   std::vector<Params> expanded;
   for (const auto& p : declared) {
-    for (auto& c : Expand(p, s.overrides)) {
+    for (auto& c : Expand(w.info, p, s.overrides)) {
       const bool seen = std::any_of(expanded.begin(), expanded.end(),
                                     [&](const Params& e) { return e.Encode() == c.Encode(); });
       if (!seen) expanded.push_back(std::move(c));

@@ -40,17 +40,24 @@ class AmpWorkload final : public Workload {
     precision_ = ParsePrecision(ctx.params.Get("precision"));
     const std::string size = ctx.params.Get("size");
     const torch::Device device(ctx.settings.device == "cuda" ? torch::kCUDA : torch::kCPU);
+    accumulation_ = ctx.params.GetInt("accumulation", 1);
+    channels_last_ = ctx.params.Get("memory_format", "contiguous");
+    if (channels_last_ != "contiguous" && channels_last_ != "channels_last")
+      return Status::Error("memory_format '" + channels_last_ + "': expected contiguous or channels_last");
     // Same seed -> same initial weights for every precision of the group.
     torch::manual_seed(ctx.settings.seed);
-    trainer_ = std::make_unique<Trainer>(def_.make(size), precision_, device);
+    common::Model model = def_.make(size);
     batches_ = MakeBatches(def_, size, kBatchesInPool, ctx.settings.seed, device);
+    if (channels_last_ == "channels_last") common::ToChannelsLast(model, batches_);
+    trainer_ = std::make_unique<Trainer>(std::move(model), precision_, device);
     batch_size_ = def_.batch(size);
+    for (const auto& b : batches_) micro_.push_back(common::MicroBatches(b, accumulation_));
     return Status::Ok();
   }
 
   Status RunStep(StepRecorder& rec) override {
-    const Batch& b = batches_[step_++ % batches_.size()];
-    torch::Tensor loss = trainer_->Step(b);
+    const size_t i = step_++ % batches_.size();
+    torch::Tensor loss = accumulation_ == 1 ? trainer_->Step(batches_[i]) : trainer_->Step(micro_[i]);
     rec.SetItemsProcessed(static_cast<double>(batch_size_));
     rec.Add("loss", loss.item<double>());
     return Status::Ok();
@@ -68,12 +75,14 @@ class AmpWorkload final : public Workload {
 
   std::map<std::string, std::string> Attributes() const override {
     std::map<std::string, std::string> a{{"batch_size", std::to_string(batch_size_)}};
+    if (accumulation_ > 1) a["micro_batch_size"] = std::to_string(batch_size_ / accumulation_);
     if (precision_ == Precision::kFp16 && trainer_) a["final_loss_scale"] = std::to_string(trainer_->LossScale());
     if (precision_ != Precision::kFp32) a["loss_tolerance"] = fmt::format("{:g}", LossTolerance(precision_));
     return a;
   }
 
   void TearDown() override {
+    micro_.clear();
     batches_.clear();
     trainer_.reset();
   }
@@ -83,6 +92,9 @@ class AmpWorkload final : public Workload {
   Precision precision_ = Precision::kFp32;
   std::unique_ptr<Trainer> trainer_;
   std::vector<Batch> batches_;
+  std::vector<std::vector<Batch>> micro_;  // batches_ split for gradient accumulation
+  int64_t accumulation_ = 1;
+  std::string channels_last_;
   int64_t batch_size_ = 0;
   size_t step_ = 0;
 };
@@ -140,6 +152,14 @@ WorkloadInfo AmpInfo(const ModelDef& def) {
     return "";
   };
   info.slow_cause = SlowCause;
+  // advise: mixed precision, gradient accumulation at the same effective
+  // batch (optional param `accumulation`, micro-batches of batch/k), and for
+  // the convolutional model the channels-last memory format (optional param
+  // `memory_format`).
+  info.knobs = {{"precision", {{"precision", "fp32"}}, {{{"precision", "bf16"}}, {{"precision", "fp16"}}}},
+                {"accumulation", {{"accumulation", "1"}}, {{{"accumulation", "2"}}, {{"accumulation", "4"}}}}};
+  if (def.name == "cnn")
+    info.knobs.push_back({"memory_format", {{"memory_format", "contiguous"}}, {{{"memory_format", "channels_last"}}}});
   return info;
 }
 

@@ -1,6 +1,9 @@
 // The amp suite: one training step of each shared model (suites/common) in
 // fp32, bf16 or fp16 (with dynamic loss scaling), as "amp/<model>" with
-// params precision and size.
+// params precision and size, and two optional params (see Knob) that
+// `perfbench advise` and `--param` set: accumulation (k micro-batches of
+// batch/k per optimizer step, default 1) and, for cnn, memory_format
+// (contiguous or channels_last).
 #pragma once
 
 #include "common/training.h"

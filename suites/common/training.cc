@@ -77,6 +77,22 @@ Trainer::Trainer(Model model, Precision precision, torch::Device device, double 
 
 torch::Tensor Trainer::ForwardBackward(const Batch& batch) {
   optimizer_->zero_grad(/*set_to_none=*/true);
+  return Accumulate(batch, 1.0);
+}
+
+torch::Tensor Trainer::Step(const std::vector<Batch>& micro_batches) {
+  optimizer_->zero_grad(/*set_to_none=*/true);
+  const double weight = 1.0 / static_cast<double>(micro_batches.size());
+  torch::Tensor total;
+  for (const auto& b : micro_batches) {
+    torch::Tensor loss = Accumulate(b, weight);
+    total = total.defined() ? total + loss : loss;
+  }
+  OptimizerStep();
+  return total * weight;
+}
+
+torch::Tensor Trainer::Accumulate(const Batch& batch, double weight) {
   torch::Tensor loss;
   if (precision_ == Precision::kFp32) {
     loss = torch::nn::functional::cross_entropy(model_.forward(batch.x), batch.y);
@@ -87,12 +103,29 @@ torch::Tensor Trainer::ForwardBackward(const Batch& batch) {
     loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.y);
   }
   // Backward outside the autocast region, as in Python.
-  if (precision_ == Precision::kFp16) {
-    (loss * scale_).backward();
-  } else {
-    loss.backward();
-  }
+  torch::Tensor scaled = weight == 1.0 ? loss : loss * weight;
+  if (precision_ == Precision::kFp16) scaled = scaled * scale_;
+  scaled.backward();
   return loss.detach();
+}
+
+std::vector<Batch> MicroBatches(const Batch& batch, int64_t parts) {
+  const int64_t n = batch.x.size(0);
+  if (parts < 1 || n % parts != 0)
+    throw std::invalid_argument("a batch of " + std::to_string(n) + " does not split into " + std::to_string(parts) +
+                                " equal micro-batches");
+  std::vector<Batch> out;
+  auto xs = batch.x.chunk(parts, 0), ys = batch.y.chunk(parts, 0);
+  for (int64_t i = 0; i < parts; ++i) out.push_back({xs[static_cast<size_t>(i)], ys[static_cast<size_t>(i)]});
+  return out;
+}
+
+void ToChannelsLast(Model& model, std::vector<Batch>& batches) {
+  torch::NoGradGuard no_grad;
+  for (auto& p : model.module->parameters())
+    if (p.dim() == 4) p.set_data(p.data().contiguous(at::MemoryFormat::ChannelsLast));
+  for (auto& b : batches)
+    if (b.x.dim() == 4) b.x = b.x.contiguous(at::MemoryFormat::ChannelsLast);
 }
 
 void SynchronizeDevice(const torch::Device& device) {

@@ -69,6 +69,14 @@ struct Batch {
   torch::Tensor x, y;
 };
 
+// `batch` split along its first dimension into `parts` equal micro-batches
+// (views); throws std::invalid_argument when it does not divide.
+std::vector<Batch> MicroBatches(const Batch& batch, int64_t parts);
+
+// Channels-last (NHWC) memory format for the 4-d weights of `model` and the
+// 4-d inputs of `batches`, as `model.to(memory_format=torch.channels_last)`.
+void ToChannelsLast(Model& model, std::vector<Batch>& batches);
+
 // `count` batches of a learnable synthetic task: x ~ N(0, 1), labels from a
 // fixed random linear teacher. Deterministic in `seed`.
 std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int count, uint64_t seed,
@@ -88,6 +96,11 @@ class Trainer {
     OptimizerStep();
     return loss;
   }
+  // Gradient accumulation: forward and backward of each micro-batch with its
+  // loss divided by their number (gradients summed), then one optimizer
+  // step. Equal micro-batches give the gradient of the whole batch; returns
+  // the mean of their losses (the whole batch's).
+  torch::Tensor Step(const std::vector<Batch>& micro_batches);
   std::vector<torch::Tensor> Parameters() { return params_; }
   // Copies of the parameters and optimizer state, and putting them back: a
   // step can be measured and then undone (ddp's step without gradient sync).
@@ -99,6 +112,10 @@ class Trainer {
   double LossScale() const;
 
  private:
+  // Forward and backward of `batch` with its loss times `weight`, adding to
+  // the gradients; returns the unscaled loss.
+  torch::Tensor Accumulate(const Batch& batch, double weight);
+
   Model model_;
   Precision precision_;
   torch::Device device_;

@@ -198,6 +198,11 @@ WorkloadInfo Info(bool train) {
   // variants step, so its next step would time batches made in idle time.
   // Each variant runs its warm-up and repetitions back to back (steady state).
   info.skip_reason = SkipReason;
+  // advise: workers (0: batches made in the training thread), then deeper
+  // prefetch with workers, then pinned memory (GPU only).
+  info.knobs = {{"workers", {{"workers", "0"}}, {{{"workers", "1"}}, {{"workers", "2"}}, {{"workers", "4"}}}},
+                {"prefetch", {{"prefetch", "2"}}, {{{"workers", "2"}, {"prefetch", "8"}}}},
+                {"pin_memory", {{"pin_memory", "off"}}, {{{"pin_memory", "on"}}}}};
   return info;
 }
 

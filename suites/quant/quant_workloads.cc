@@ -187,6 +187,7 @@ WorkloadInfo Info(const std::string& model) {
   info.reference_value = "fp32";
   info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant}};
   info.skip_reason = SkipReason;
+  info.knobs = {{"precision", {{"precision", "fp32"}}, {{{"precision", "int8_dynamic"}}, {{"precision", "int8_static"}}}}};
   return info;
 }
 

@@ -20,6 +20,8 @@
 // $PERFBENCH_SELFTEST_WITHIN, default 0.01), times
 // (1 + $PERFBENCH_SELFTEST_SLOWDOWN) when set: a planted slowdown that keeps
 // the variant's identity, so that a gate or ab can be asked to find it.
+// Its optional param step_scale (default 1; advise tries 0.5 and 2)
+// multiplies the step time.
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -133,6 +135,9 @@ class NoisyWorkload final : public Workload {
     rng_.seed(ctx.process_seed);
     within_ = *within;
     offset_ = (1 + std::uniform_real_distribution<double>(-*between, *between)(rng_)) * (1 + *slowdown);
+    const double scale = std::stod(ctx.params.Get("step_scale", "1"));
+    if (!(scale > 0)) return Status::Error("step_scale must be positive");
+    offset_ *= scale;
     return Status::Ok();
   }
   Status RunStep(StepRecorder& rec) override {
@@ -153,6 +158,8 @@ WorkloadInfo NoisyInfo() {
   info.description = "synthetic step time: processes spread ~10%, steps ~1%, optional planted slowdown";
   info.metrics = {{"step_time", "s", Better::kLower}, {"throughput", "samples/s", Better::kHigher}};
   info.variants = Params::Product({{"model", {"synthetic"}}});
+  // For advise's tests: an optional param that scales the step time.
+  info.knobs = {{"step_scale", {{"step_scale", "1"}}, {{{"step_scale", "0.5"}}, {{"step_scale", "2"}}}}};
   info.hidden = true;
   return info;
 }

@@ -57,6 +57,19 @@ struct EngineVariant {
 };
 using GroupEngine = std::function<void(const RunSettings& settings, std::vector<EngineVariant>& variants)>;
 
+// One of the first fixes `perfbench advise` measures on a workload (mixed
+// precision, input workers and prefetch, gradient accumulation, channels-last):
+// `defaults` is what a baseline runs with, each of `settings` one change tried
+// against it, in separate processes. A param of `defaults` that the declared
+// variants lack is optional: a variant without it runs at that default, and
+// `--param KEY=V` adds it (a value equal to the default leaves it out, so the
+// variant keeps its name).
+struct Knob {
+  std::string name;              // "precision", "gradient accumulation"
+  Params defaults;               // "precision:fp32"; "accumulation:1"
+  std::vector<Params> settings;  // "precision:bf16", "precision:fp16"
+};
+
 // What a workload *is*. Every field changes what the numbers mean, so none of
 // them can be overridden by flags or environment variables.
 struct WorkloadInfo {
@@ -90,9 +103,14 @@ struct WorkloadInfo {
   bool hidden = false;
   // Optional: see EngineVariant. Empty: the runner's own step loop.
   GroupEngine engine;
+  // What `perfbench advise` tries on this workload (see Knob).
+  std::vector<Knob> knobs;
 
   std::string FullName() const { return suite + "/" + name; }
   const MetricSpec* FindMetric(std::string_view metric) const;
+  // The default of an optional param (see Knob), or nullptr when `param` is
+  // not one.
+  const std::string* OptionalDefault(const std::string& param) const;
 };
 
 // Everything a workload may read about the run it is part of.
