@@ -163,6 +163,22 @@ TEST(TraceBreakdown, SharesOpsAndFlopFromTheSteps) {
   EXPECT_THROW(BreakdownOfTrace({{"traceEvents", nlohmann::json::array()}}), std::invalid_argument);
 }
 
+TEST(TraceBreakdown, ConvolutionFlopFromShapesStridePaddingAndMask) {
+  // ResNet-style 3x3 conv, stride 1 padding 1 on 16x3x32x32: output 16x16x32x32.
+  auto conv = Event("cpu_op", "aten::convolution", 10, 300, {{16, 3, 32, 32}, {16, 3, 3, 3}, {}, {}, {}, {}, {}, {}, {}});
+  conv["args"]["Concrete Inputs"] = {"", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"};
+  // Its backward, grad_input and grad_weight; and a stride-2 one without padding (15x15 -> 7x7).
+  auto back = Event("cpu_op", "aten::convolution_backward", 400, 300,
+                    {{16, 16, 32, 32}, {16, 3, 32, 32}, {16, 3, 3, 3}, {}, {}, {}, {}, {}, {}, {}, {}});
+  back["args"]["Concrete Inputs"] = {"", "", "", "[0]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1",
+                                     "[True, True, False]"};
+  auto strided = Event("cpu_op", "aten::convolution", 750, 100, {{2, 4, 15, 15}, {8, 4, 3, 3}, {}, {}, {}, {}, {}, {}, {}});
+  strided["args"]["Concrete Inputs"] = {"", "", "", "[2, 2]", "[0, 0]", "[1, 1]", "False", "[0, 0]", "1"};
+  const nlohmann::json doc = {{"traceEvents", {Event("user_annotation", "ProfilerStep#0", 0, 1000), conv, back, strided}}};
+  const double forward = 2.0 * 3 * 3 * 3 * (16.0 * 16 * 32 * 32);
+  EXPECT_DOUBLE_EQ(BreakdownOfTrace(doc).flop_per_step, forward * 3 + 2.0 * 4 * 9 * (2.0 * 8 * 7 * 7));
+}
+
 TEST(Diagnose, AProfileTraceAddsUtilisationAgainstTheAchievablePeak) {
   Evidence e;
   e.suite = "amp";
@@ -181,6 +197,34 @@ TEST(Diagnose, AProfileTraceAddsUtilisationAgainstTheAchievablePeak) {
   d = Classify(e, m);
   EXPECT_EQ(d.verdict, "balanced");
   EXPECT_DOUBLE_EQ(d.breakdown.at("matmul_share"), 0.6);
+}
+
+TEST(Diagnose, LowGpuUtilisationIsComputeAndThrottlingMakesTimingsSuspect) {
+  MachineFacts gpu;
+  gpu.device = "cuda";
+  Evidence e = Variant("amp", {{"step_time", 0.01}});
+  e.attributes = {{"gpu_utilization", "0.550"}, {"sm_activity", "0.300"}, {"throttled_s", "0"}};
+  auto d = Classify(e, gpu);
+  EXPECT_EQ(d.verdict, "compute");
+  ASSERT_EQ(d.findings.size(), 1u);
+  EXPECT_NE(d.findings[0].evidence.find("55%"), std::string::npos) << d.findings[0].evidence;
+  EXPECT_NE(d.findings[0].evidence.find("SMs busy 30%"), std::string::npos) << d.findings[0].evidence;
+  EXPECT_NE(d.findings[0].threshold.find("below 80%"), std::string::npos);
+  EXPECT_DOUBLE_EQ(d.breakdown.at("gpu_utilization"), 0.55);
+  EXPECT_TRUE(d.suspect.empty());
+  // Busy, but throttled: no finding, the timings are suspect.
+  e.attributes = {{"gpu_utilization", "0.97"}, {"throttled_s", "1.5"}, {"clock_events", "sw thermal slowdown"}};
+  d = Classify(e, gpu);
+  EXPECT_EQ(d.verdict, "balanced");
+  EXPECT_NE(d.suspect.find("throttled 1.5 s"), std::string::npos) << d.suspect;
+  EXPECT_NE(d.suspect.find("sw thermal slowdown"), std::string::npos) << d.suspect;
+  EXPECT_EQ(DiagnosisJson({d})["variants"][0]["suspect"], d.suspect);
+  // Without NVML nothing is concluded.
+  e.attributes = {{"gpu_utilization", "unavailable: NVML unavailable: libnvidia-ml.so.1 not found"}};
+  d = Classify(e, gpu);
+  EXPECT_EQ(d.verdict, "balanced");
+  EXPECT_EQ(d.breakdown.count("gpu_utilization"), 0u);
+  EXPECT_TRUE(DiagnosisJson({d})["variants"][0]["suspect"].is_null());
 }
 
 }  // namespace

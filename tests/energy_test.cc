@@ -1,11 +1,15 @@
 // Energy counters: RAPL on a constructed powercap tree (package zones summed,
 // sub-zones ignored, wrap-around), the unreadable and absent paths, and
-// NVML's absent-library path.
+// NVML's absent-library path; and NVML through a stand-in library
+// (support/fake_nvml.cc): the energy counter, and the GPU monitor's
+// utilisation samples, GPM SM activity, violation time and clock events.
 #include "energy.h"
+#include "gpu_monitor.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -56,6 +60,51 @@ TEST(Nvml, AnAbsentLibraryIsUnavailableNotAnError) {
   const auto m = MakeNvmlMeter(0, "libperfbench-no-such-nvml.so");
   EXPECT_NE(m->Unavailable().find("not found"), std::string::npos) << m->Unavailable();
   EXPECT_DOUBLE_EQ(m->Joules(), 0);
+}
+
+TEST(Nvml, TheEnergyCounterCountsFromTheMeterStart) {
+  const auto m = MakeNvmlMeter(0, PERFBENCH_FAKE_NVML);
+  ASSERT_EQ(m->Unavailable(), "");
+  EXPECT_DOUBLE_EQ(m->Joules(), 1.5);  // 1500 mJ per read of the stand-in
+  EXPECT_DOUBLE_EQ(m->Joules(), 3.0);
+  EXPECT_NE(MakeNvmlMeter(1, PERFBENCH_FAKE_NVML)->Unavailable().find("no GPU 1"), std::string::npos);
+}
+
+TEST(GpuMonitorTest, ReadsWhatTheGpuDidDuringTheInterval) {
+  auto m = MakeGpuMonitor(0, PERFBENCH_FAKE_NVML);
+  m->Begin();
+  const GpuActivity a = m->End();
+  ASSERT_EQ(a.unavailable, "");
+  EXPECT_DOUBLE_EQ(a.utilization, 0.6);  // 80% and 40%; the sample before Begin ignored
+  EXPECT_DOUBLE_EQ(a.sm_activity, 0.55);
+  EXPECT_DOUBLE_EQ(a.throttled_s, 0.5);  // 250 ms power + 250 ms thermal
+  EXPECT_EQ(a.clock_events, "sw thermal slowdown");
+  EXPECT_TRUE(a.Throttled());
+  const auto attrs = a.Attributes();
+  EXPECT_EQ(attrs.at("gpu_utilization"), "0.600");
+  EXPECT_EQ(attrs.at("sm_activity"), "0.550");
+  EXPECT_EQ(attrs.at("throttled_s"), "0.5");
+}
+
+TEST(GpuMonitorTest, AnAbsentLibraryIsUnavailableNotAnError) {
+  auto m = MakeGpuMonitor(0, "libperfbench-no-such-nvml.so");
+  m->Begin();
+  const GpuActivity a = m->End();
+  EXPECT_NE(a.unavailable.find("not found"), std::string::npos);
+  EXPECT_FALSE(a.Throttled());
+  EXPECT_EQ(a.Attributes().size(), 1u);
+  EXPECT_EQ(a.Attributes().at("gpu_utilization").rfind("unavailable: NVML unavailable", 0), 0u);
+}
+
+TEST(GpuMonitorTest, DecodesSamplesAndNamesOnlySlowdowns) {
+  EXPECT_EQ(ClockEventNames(0x1 | 0x2 | 0x10 | 0x100), "");  // idle, app clocks, sync boost, display
+  EXPECT_EQ(ClockEventNames(0x4 | 0x40 | 0x80), "sw power cap, hw thermal slowdown, hw power brake slowdown");
+  EXPECT_DOUBLE_EQ(MeanPercentShare({{1, 50}, {2, 100}}, 1), 0.75);
+  double d = 30.0;
+  uint64_t raw = 0;
+  std::memcpy(&raw, &d, sizeof d);
+  EXPECT_DOUBLE_EQ(MeanPercentShare({{1, raw}}, 0), 0.3);
+  EXPECT_DOUBLE_EQ(MeanPercentShare({}, 1), -1);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <optional>
 #include <sstream>
 
 #include "perfbench/statistics.h"
@@ -28,8 +30,9 @@ std::vector<Evidence> CollectEvidence(const std::vector<ResultRecord>& results) 
   for (const auto& r : results) {
     const std::string key = r.suite + "/" + r.workload + "/" + r.params.Encode();
     auto [it, fresh] = index.emplace(key, out.size());
-    if (fresh) out.push_back({r.suite, r.workload, r.params, r.status, r.reason, {}, {}});
+    if (fresh) out.push_back({r.suite, r.workload, r.params, r.status, r.reason, {}, {}, {}, std::nullopt, 0});
     Evidence& e = out[it->second];
+    e.attributes.insert(r.attributes.begin(), r.attributes.end());
     if (r.status != ResultStatus::kOk) {
       e.status = r.status;
       e.reason = r.reason;
@@ -157,10 +160,44 @@ void TraceFindings(const Evidence& e, const MachineFacts& m, Diagnosis& d) {
   }
 }
 
+// A number attribute ("0.62"), or nullopt (absent, "unavailable: ...").
+std::optional<double> NumberAttribute(const Evidence& e, const char* name) {
+  const auto it = e.attributes.find(name);
+  if (it == e.attributes.end()) return std::nullopt;
+  char* end = nullptr;
+  const double x = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != 0) return std::nullopt;
+  return x;
+}
+
+// What the GPU monitor saw during the timed steps.
+void GpuFindings(const Evidence& e, Diagnosis& d) {
+  const auto util = NumberAttribute(e, "gpu_utilization"), sm = NumberAttribute(e, "sm_activity");
+  if (util) d.breakdown["gpu_utilization"] = *util;
+  if (sm) d.breakdown["sm_activity"] = *sm;
+  if (util && *util < kUtilisationLimit)
+    d.findings.push_back(
+        {"compute",
+         fmt::format("the GPU ran kernels {} of the timed steps (NVML utilisation{}): it waits for the host",
+                     Share(*util), sm ? fmt::format("; SMs busy {} (GPM)", Share(*sm)) : ""),
+         fmt::format("utilisation below {} (source documents); NVML counts any kernel running, not how many SMs it "
+                     "keeps busy", Share(kUtilisationLimit)),
+         {"find the idle gaps in a `perfbench profile` trace: input wait, host-side work, synchronisations",
+          "more dataloader workers and prefetch if data_wait_share is high",
+          "CUDA graphs or a larger batch to cut launch overhead"}});
+  const auto throttled = NumberAttribute(e, "throttled_s");
+  const auto events = e.attributes.find("clock_events");
+  std::string why;
+  if (throttled && *throttled > 0) why = fmt::format("the GPU was throttled {:.3g} s (power or thermal)", *throttled);
+  if (events != e.attributes.end() && !events->second.empty())
+    why += (why.empty() ? "clock events: " : "; clock events: ") + events->second;
+  if (!why.empty()) d.suspect = why + " during the timed steps: its timings are suspect";
+}
+
 }  // namespace
 
 Diagnosis Classify(const Evidence& e, const MachineFacts& m) {
-  Diagnosis d{e.suite, e.workload, e.params, "balanced", e.status == ResultStatus::kOk ? "" : e.reason, {}, {}};
+  Diagnosis d{e.suite, e.workload, e.params, "balanced", e.status == ResultStatus::kOk ? "" : e.reason, {}, {}, ""};
   for (const char* metric : {"step_time", "throughput", "data_wait_share", "comm_share", "speedup", "peak_memory",
                              "peak_rss", "scaling_efficiency"})
     if (auto it = e.medians.find(metric); it != e.medians.end()) d.breakdown[metric] = it->second;
@@ -169,6 +206,7 @@ Diagnosis Classify(const Evidence& e, const MachineFacts& m) {
   InputFindings(e, d);
   ComputeFindings(e, m, d);
   TraceFindings(e, m, d);
+  GpuFindings(e, d);
   if (!d.findings.empty()) {
     d.verdict = d.findings.front().kind;  // pushed in order of severity
   } else if (e.status != ResultStatus::kOk) {
@@ -190,6 +228,7 @@ nlohmann::ordered_json DiagnosisJson(const std::vector<Diagnosis>& ds) {
     v["params"] = params;
     v["verdict"] = d.verdict;
     v["reason"] = d.reason.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(d.reason);
+    v["suspect"] = d.suspect.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(d.suspect);
     v["breakdown"] = breakdown;
     v["findings"] = nlohmann::ordered_json::array();
     for (const auto& f : d.findings)
@@ -206,6 +245,7 @@ std::string DiagnosisText(const std::vector<Diagnosis>& ds, bool markdown) {
     const std::string name = d.suite + "/" + d.workload + "/" + d.params.Encode();
     o << (markdown ? "### " : "") << name << ": " << (markdown ? "**" + d.verdict + "**" : d.verdict) << "\n";
     if (!d.reason.empty()) o << (markdown ? "- " : "  ") << d.reason << "\n";
+    if (!d.suspect.empty()) o << (markdown ? "- " : "  ") << "suspect: " << d.suspect << "\n";
     if (d.findings.empty() && d.reason.empty()) {
       std::string seen;
       for (const auto& [k, x] : d.breakdown) seen += fmt::format("{}{} {:.4g}", seen.empty() ? "" : ", ", k, x);

@@ -16,7 +16,13 @@
 //                  GEMM/convolution at least half the step while reaching
 //                  under 80% of the achievable peak (`perfbench peak`), or
 //                  many short ops (dispatch/launch overhead)
+//                  and, on a GPU: NVML utilisation during the timed steps
+//                  below 80% (the source documents' warning; NVML counts
+//                  time with any kernel running, so 100% can still leave
+//                  most SMs idle: sm_activity, from GPM, says how many)
 //   balanced       no threshold crossed (the evidence is listed all the same)
+// A GPU that throttled (power or thermal violation time, slow-down clock
+// events) during the timed steps marks the variant's timings as suspect.
 // A variant's verdict is its most severe finding, in the order above
 // (memory first: nothing else matters until a step fits). Failed and
 // skipped variants that are not out of memory read "not measured".
@@ -60,6 +66,9 @@ struct Diagnosis {
   std::string reason;   // why a variant failed or was skipped; empty when it ran
   std::map<std::string, double> breakdown;  // metric -> median (step_time, shares, peak_memory...)
   std::vector<Finding> findings;
+  // Why the timings are suspect (the GPU throttled while they were taken);
+  // empty when not. Not a verdict: it qualifies all of them.
+  std::string suspect;
 };
 
 // What a diagnosis needs to know of the machine, from a run's fingerprint
@@ -79,6 +88,9 @@ struct Evidence {
   std::string reason;
   std::map<std::string, double> medians;
   std::map<std::string, size_t> counts;
+  // The variant's result attributes (on a GPU: gpu_utilization, sm_activity,
+  // throttled_s, clock_events from the GPU monitor, see gpu_monitor.h).
+  std::map<std::string, std::string> attributes;
   std::optional<TraceBreakdown> trace;  // from `perfbench profile`, when one exists
   double achievable_flops = 0;          // `perfbench peak` for the variant's dtype; 0 when unknown
 };
@@ -88,8 +100,9 @@ std::vector<Evidence> CollectEvidence(const std::vector<ResultRecord>& results);
 Diagnosis Classify(const Evidence& e, const MachineFacts& m);
 
 // The versioned JSON: {"schema_version": 1, "variants": [{"suite", "workload",
-// "params", "verdict", "reason" (null when it ran), "breakdown", "findings":
-// [{"kind", "evidence", "threshold", "remedies"}]}]}.
+// "params", "verdict", "reason" (null when it ran), "suspect" (null unless
+// the GPU throttled), "breakdown", "findings": [{"kind", "evidence",
+// "threshold", "remedies"}]}]}.
 nlohmann::ordered_json DiagnosisJson(const std::vector<Diagnosis>& d);
 std::string DiagnosisText(const std::vector<Diagnosis>& d, bool markdown);
 

@@ -1,13 +1,14 @@
 #include "energy.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <vector>
+
+#include "nvml.h"
 
 namespace perfbench {
 namespace {
@@ -75,43 +76,30 @@ class RaplMeter final : public EnergyMeter {
   std::string why_;
 };
 
-// The few NVML entry points used, resolved with dlsym (C ABI, stable since
-// NVML 5.319; the energy counter since Volta).
+// NVML's energy counter (since Volta), in millijoules since the driver loaded.
 class NvmlMeter final : public EnergyMeter {
  public:
-  NvmlMeter(int index, const std::string& library) { Open(index, library); }
+  NvmlMeter(int index, const std::string& library) : nvml_(index, library) {
+    why_ = nvml_.Unavailable();
+    if (!why_.empty()) return;
+    energy_ = nvml_.Symbol<Energy>("nvmlDeviceGetTotalEnergyConsumption");
+    if (!energy_)
+      why_ = "NVML unavailable: " + library + " lacks the energy counter API";
+    else if (energy_(nvml_.handle(), &first_mj_) != 0)
+      why_ = "NVML: GPU " + std::to_string(index) + " has no energy counter (before Volta)";
+  }
   std::string Unavailable() const override { return why_; }
   double Joules() override {
     unsigned long long mj = 0;
-    if (!why_.empty() || energy_(device_, &mj) != 0) return last_j_;
+    if (!why_.empty() || energy_(nvml_.handle(), &mj) != 0) return last_j_;
     last_j_ = static_cast<double>(mj - first_mj_) / 1e3;
     return last_j_;
   }
 
  private:
-  using Init = int (*)();
-  using Handle = int (*)(unsigned int, void**);
   using Energy = int (*)(void*, unsigned long long*);
-  void Open(int index, const std::string& library) {
-    void* lib = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      why_ = "NVML unavailable: " + library + " not found";
-      return;
-    }
-    auto init = reinterpret_cast<Init>(dlsym(lib, "nvmlInit_v2"));
-    auto handle = reinterpret_cast<Handle>(dlsym(lib, "nvmlDeviceGetHandleByIndex_v2"));
-    energy_ = reinterpret_cast<Energy>(dlsym(lib, "nvmlDeviceGetTotalEnergyConsumption"));
-    if (!init || !handle || !energy_) {
-      why_ = "NVML unavailable: " + library + " lacks the energy counter API";
-    } else if (init() != 0 || handle(static_cast<unsigned>(index), &device_) != 0) {
-      why_ = "NVML unavailable: no GPU " + std::to_string(index);
-    } else if (energy_(device_, &first_mj_) != 0) {
-      why_ = "NVML: GPU " + std::to_string(index) + " has no energy counter (before Volta)";
-    }
-  }
-
+  NvmlDevice nvml_;
   Energy energy_ = nullptr;
-  void* device_ = nullptr;
   unsigned long long first_mj_ = 0;
   double last_j_ = 0;
   std::string why_;

@@ -7,11 +7,13 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <memory>
 #include <new>
 
 #include "derived_metrics.h"
 #include "energy.h"
+#include "gpu_monitor.h"
 #include "host_memory.h"
 #include "perfbench/statistics.h"
 
@@ -106,6 +108,7 @@ class GroupRun {
         process_seed_(process_seed),
         timed_s_(timed_s) {
     if (info_.FindMetric("energy")) energy_ = MakeEnergyMeter(s_.device);
+    if (s_.device == "cuda") monitor_ = MakeGpuMonitor();
     for (size_t i = 0; i < group.variants.size(); ++i) {
       live_[i].outcome.variant = VariantRef{group.workload, group.variants[i]};
       live_[i].target = s_.repetitions;
@@ -134,10 +137,12 @@ class GroupRun {
       for (auto& v : live_)
         if (v.active) Project(v, s_.warmup_steps - w - 1);
     }
+    if (monitor_) monitor_->Begin();  // what the GPU does during the timed steps
     while (AnyPending()) {
       for (auto& v : live_)
         if (v.active && v.done < v.target) Step(v, /*record=*/true, "step " + std::to_string(v.done + 1));
     }
+    if (monitor_) activity_ = monitor_->End().Attributes();
   }
   bool AnyPending() const {
     return std::any_of(live_.begin(), live_.end(), [](const Live& v) { return v.active && v.done < v.target; });
@@ -163,6 +168,8 @@ class GroupRun {
   uint64_t process_seed_;
   double* timed_s_;
   std::unique_ptr<EnergyMeter> energy_;  // when the workload declares `energy`
+  std::unique_ptr<GpuMonitor> monitor_;  // on a GPU
+  std::map<std::string, std::string> activity_;  // the monitor's attributes for every variant
 };
 
 void GroupRun::SetUp(Live& v) {
@@ -357,6 +364,7 @@ void GroupRun::Finish(Live& v) {
   Guarded("attributes", [&] {
     v.outcome.attributes = v.workload->Attributes();
     if (energy_ && !energy_->Unavailable().empty()) v.outcome.attributes["energy"] = "unavailable: " + energy_->Unavailable();
+    v.outcome.attributes.insert(activity_.begin(), activity_.end());
     return Status::Ok();
   });
   Guarded("tear-down", [&] {

@@ -1,6 +1,9 @@
 #include "trace_breakdown.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -29,10 +32,76 @@ double Dim(const nlohmann::json& dims, size_t i, size_t j) {
   return dims[i][j].is_number() ? dims[i][j].get<double>() : 0;
 }
 
-// 2mkn from the recorded input shapes; 0 where they are missing.
+// "[True, False]" (a recorded list) -> {"True", "False"}; empty when absent.
+std::vector<std::string> Words(const nlohmann::json& concrete, size_t i) {
+  std::vector<std::string> out;
+  if (!concrete.is_array() || concrete.size() <= i || !concrete[i].is_string()) return out;
+  std::string s = concrete[i].get<std::string>();
+  for (char& c : s)
+    if (c == '[' || c == ']' || c == ',') c = ' ';
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// "[1, 1]" -> {1, 1}; empty when it is not a list of numbers.
+std::vector<double> Ints(const nlohmann::json& concrete, size_t i) {
+  std::vector<double> out;
+  for (const auto& w : Words(concrete, i)) {
+    char* end = nullptr;
+    out.push_back(std::strtod(w.c_str(), &end));
+    if (*end != 0) return {};
+  }
+  return out;
+}
+
+// 2 x (C/groups) x prod(kernel) FLOP per output element of a convolution,
+// times the output elements: N x C_out x prod(spatial out). `out` holds the
+// output's spatial sizes.
+double ConvFlop(const nlohmann::json& weight, double n, const std::vector<double>& out) {
+  if (!weight.is_array() || weight.size() < 3 || out.size() + 2 != weight.size()) return 0;
+  double per_output = 2;
+  for (size_t i = 1; i < weight.size(); ++i) per_output *= weight[i].get<double>();
+  double elements = n * weight[0].get<double>();
+  for (double o : out) elements *= o;
+  return per_output * elements;
+}
+
+// aten::convolution(input, weight, bias, stride, padding, dilation,
+// transposed, output_padding, groups): output sizes from the input's.
+double ConvolutionFlop(const nlohmann::json& dims, const nlohmann::json& concrete) {
+  if (!dims.is_array() || dims.size() < 2 || !dims[0].is_array() || dims[0].size() < 3) return 0;
+  if (concrete.is_array() && concrete.size() > 6 && concrete[6] == "True") return 0;  // transposed: not counted
+  const auto stride = Ints(concrete, 3), padding = Ints(concrete, 4), dilation = Ints(concrete, 5);
+  const size_t spatial = dims[0].size() - 2;
+  if (stride.size() != spatial || padding.size() != spatial || dilation.size() != spatial) return 0;
+  std::vector<double> out;
+  for (size_t i = 0; i < spatial; ++i) {
+    const double in = Dim(dims, 0, i + 2), k = Dim(dims, 1, i + 2);
+    out.push_back(std::floor((in + 2 * padding[i] - dilation[i] * (k - 1) - 1) / stride[i]) + 1);
+  }
+  return ConvFlop(dims[1], Dim(dims, 0, 0), out);
+}
+
+// aten::convolution_backward(grad_output, input, weight, ..., output_mask):
+// a forward's FLOP for each of grad_input and grad_weight computed.
+double ConvolutionBackwardFlop(const nlohmann::json& dims, const nlohmann::json& concrete) {
+  if (!dims.is_array() || dims.size() < 3 || !dims[0].is_array() || dims[0].size() < 3) return 0;
+  std::vector<double> out;
+  for (size_t i = 2; i < dims[0].size(); ++i) out.push_back(Dim(dims, 0, i));
+  const double forward = ConvFlop(dims[2], Dim(dims, 0, 0), out);
+  auto mask = Words(concrete, 10);
+  if (mask.size() < 2) mask = {"True", "True"};  // not recorded: both, as a training step asks
+  return forward * ((mask[0] == "True" ? 1.0 : 0.0) + (mask[1] == "True" ? 1.0 : 0.0));
+}
+
+// FLOP from the recorded input shapes; 0 where they are missing.
 double Flop(const Op& op) {
   const auto& args = op.event->value("args", nlohmann::json::object());
   const auto dims = args.value("Input Dims", nlohmann::json::array());
+  const auto concrete = args.value("Concrete Inputs", nlohmann::json::array());
+  if (op.name == "aten::convolution") return ConvolutionFlop(dims, concrete);
+  if (op.name == "aten::convolution_backward") return ConvolutionBackwardFlop(dims, concrete);
   if (op.name == "aten::addmm") return 2 * Dim(dims, 1, 0) * Dim(dims, 1, 1) * Dim(dims, 2, 1);
   if (op.name == "aten::mm" || op.name == "aten::_int_mm") return 2 * Dim(dims, 0, 0) * Dim(dims, 0, 1) * Dim(dims, 1, 1);
   if (op.name == "aten::bmm") return 2 * Dim(dims, 0, 0) * Dim(dims, 0, 1) * Dim(dims, 0, 2) * Dim(dims, 1, 2);

@@ -10,7 +10,12 @@
 //   ops_per_step   aten:: ops that no other aten:: op encloses (what the
 //                  framework dispatches), and median_op_s their median time
 //   flop_per_step  2mkn per outermost addmm/mm (2bmkn per bmm/baddbmm) from the
-//                  recorded input shapes; convolutions are not counted
+//                  recorded input shapes; per convolution 2 (C_in/groups)
+//                  prod(kernel) per output element (N C_out prod(out), the
+//                  output's size from stride, padding and dilation in the
+//                  recorded concrete inputs), and per convolution_backward
+//                  that for each of grad_input and grad_weight its
+//                  output_mask asks for; transposed convolutions not counted
 // Each figure is the median over the trace's steps.
 #pragma once
 
