@@ -45,9 +45,17 @@ WorkloadInfo InferInfo() {
   return i;
 }
 
+WorkloadInfo GpuOnlyInfo() {
+  WorkloadInfo i = InferInfo();
+  i.suite = "advgpu";
+  i.needs = {"cuda"};
+  return i;
+}
+
 [[maybe_unused]] const bool registered =
     RegisterWorkload(TrainInfo(), [] { return std::make_unique<Nothing>(); }) &&
-    RegisterWorkload(InferInfo(), [] { return std::make_unique<Nothing>(); });
+    RegisterWorkload(InferInfo(), [] { return std::make_unique<Nothing>(); }) &&
+    RegisterWorkload(GpuOnlyInfo(), [] { return std::make_unique<Nothing>(); });
 
 RunSettings Cpu(std::vector<ParamOverride> overrides = {}) {
   RunSettings s = RunSettings::Defaults(false);
@@ -124,6 +132,25 @@ TEST(AdvicePlanTest, ExplicitThreadsAndKnobSubset) {
   for (const auto& t : p.trials) settings.push_back(t.setting);
   EXPECT_EQ(settings, (std::vector<std::string>{"threads:2", "threads:4"}));
   EXPECT_THROW(PlanAdvice(SelectVariants(s), s, 4, {"channels"}), std::invalid_argument);
+}
+
+TEST(AdvicePlanTest, KnobDefaultsForEveryProcessAndSkippedBaselines) {
+  const RunSettings s = Cpu();
+  const AdvicePlan p = PlanAdvice(SelectVariants(s), s, 4);
+  const auto d = DefaultOverrides(p);
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_EQ(d[0], (ParamOverride{"precision", {"fp32"}}));
+  EXPECT_EQ(d[1], (ParamOverride{"accumulation", {"1"}}));
+  RunSettings gpu = Cpu();
+  gpu.suites = {"advgpu"};
+  const AdvicePlan g = PlanAdvice(SelectVariants(gpu), gpu, 4);
+  EXPECT_TRUE(g.baselines.empty());
+  ASSERT_EQ(g.skipped.size(), 1u);
+  const auto rows = SkippedBaselineRows(g);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].variant, "advgpu/infer/size:full");
+  EXPECT_EQ(rows[0].verdict, Verdict::kSkipped);
+  EXPECT_EQ(rows[0].note, "baseline skipped here: needs cuda; running on cpu");
 }
 
 TEST(AdvicePlanTest, PrimaryAndMemoryMetrics) {

@@ -149,7 +149,9 @@ TEST_F(Processes, AdviseRanksAFasterSettingFirstAndStoresEveryRun) {
   const auto shown = Show("advise/step_scale:0.5");
   EXPECT_EQ(shown["results"][0]["params"]["step_scale"], "0.5");
 
-  auto table = Run("advise --suite selftest --filter noisy --rounds 6 --knob step_scale");
+  // Abbreviated options are forwarded by their canonical names, and a --param
+  // on a knob does not move the baseline (it stays at the default, 1).
+  auto table = Run("advise --suite selftest --filter noisy --roun 6 --kno step_scale --param step_scale=2");
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_NE(table.out.find("Best here: step_scale:0.5 on selftest/noisy/model:synthetic"), std::string::npos)
       << table.out;

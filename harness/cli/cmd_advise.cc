@@ -8,6 +8,7 @@
 #include <optional>
 #include <random>
 #include <regex>
+#include <set>
 #include <tuple>
 
 #include "advice.h"
@@ -33,15 +34,16 @@ constexpr const char* kUsage =
     "(fp32, 0 workers, no accumulation...). Each round runs the baseline and every setting once,\n"
     "each as its own `perfbench run` process (stored, labelled advise/base and\n"
     "advise/<setting>), in a seeded shuffled order; each setting is judged on its rounds' pairs\n"
-    "as `perfbench ab` does (Wilcoxon signed-rank, Hodges-Lehmann interval, Benjamini-Hochberg,\n"
-    "the policy's limits) on the workload's throughput (or step time) and its peak memory.\n"
+    "as `perfbench ab` does (Wilcoxon signed-rank, Hodges-Lehmann interval, Benjamini-Hochberg\n"
+    "over each row's two metrics, the policy's limits) on the workload's throughput (or step\n"
+    "time) and its memory. A --param on a knob is overridden: the baseline is the defaults.\n"
     "Rows: knob, setting, change with its 95% interval, gain (above 1 is better), verdict,\n"
     "memory change. The control is not measured (pairs in a round cancel the machine's drift).\n"
-    "Exit 0 with a table, 4 when a process or a baseline failed (the rest still ranked),\n"
+    "Exit 0 with a table, 4 when a process or a variant failed (the rest still ranked),\n"
     "2 on bad input.";
 
 // 8 rounds: the smallest exact two-sided p of the signed-rank test is
-// 2/256, small enough for Benjamini-Hochberg over a setting's metrics.
+// 2/256, small enough for Benjamini-Hochberg over a row's two metrics.
 constexpr int kDefaultRounds = 8;
 
 po::options_description AdviseOptions() {
@@ -64,22 +66,14 @@ po::options_description AdviseOptions() {
   return desc;
 }
 
-// `args` without the options advise sets itself for its processes.
-std::vector<std::string> Forwarded(const std::vector<std::string>& args) {
-  static const std::vector<std::string> own{"--filter", "--knob",   "--rounds", "--order-seed",
-                                            "--policy", "--format", "--db",     "--threads"};
+// The tokens of `args` (already validated against `desc`) that its
+// processes get as they were typed, without the options advise sets itself
+// (matched by their canonical names: abbreviations included).
+std::vector<std::string> Forwarded(const std::vector<std::string>& args, const po::options_description& desc) {
+  static const std::set<std::string> own{"filter", "knob", "rounds", "order-seed", "policy", "format", "db", "threads"};
   std::vector<std::string> out;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const auto named = std::find_if(own.begin(), own.end(), [&](const std::string& o) {
-      return a == o || a.rfind(o + "=", 0) == 0;
-    });
-    if (named == own.end()) {
-      out.push_back(a);
-    } else if (a == *named) {
-      ++i;  // its value
-    }
-  }
+  for (const auto& o : po::command_line_parser(args).options(desc).run().options)
+    if (!own.count(o.string_key)) out.insert(out.end(), o.original_tokens.begin(), o.original_tokens.end());
   return out;
 }
 
@@ -93,12 +87,13 @@ struct Arm {
   std::string label;
   std::vector<std::string> argv;
   std::vector<std::optional<int64_t>> runs;  // per round; nullopt: it stored nothing
-  std::string failure;                       // the first failure, for the note
+  std::string failure;                       // the first process failure, for the note
+  bool failed_variants = false;              // a stored run holds a failed variant
 };
 
 Arm MakeArm(const std::string& label, const std::vector<std::string>& base, const std::vector<VariantRef>& variants,
             const std::vector<ParamOverride>& overrides, int threads) {
-  Arm arm{label, base, {}, ""};
+  Arm arm{label, base, {}, "", false};
   arm.argv.insert(arm.argv.begin() + 2, {"--label", label});
   std::string filter;
   for (const auto& v : variants) filter += (filter.empty() ? "" : "|") + Escaped(v.FullName());
@@ -137,6 +132,7 @@ void RunRounds(Store& store, std::vector<Arm>& arms, int rounds, uint64_t seed) 
       const bool ok = p.run_id && p.complete;
       arm.runs.push_back(ok ? std::optional<int64_t>(p.run_id) : std::nullopt);
       if (!ok && arm.failure.empty()) arm.failure = p.failure.empty() ? "stored no complete run" : p.failure;
+      if (ok && store.GetRun(p.run_id).failed_results > 0) arm.failed_variants = true;
     }
   }
 }
@@ -180,36 +176,31 @@ PairedData Pairs(Store& store, const Trial& t, const Arm& base, const Arm& arm) 
   return d;
 }
 
-// A trial's rows: judged when its arm ran, else each marked with the failure.
-std::vector<AdviceRow> Judged(Store& store, const Trial& t, const Arm& base, const Arm* arm, const Policy& policy) {
+// The row of one variant of a trial: judged on its own (its primary and
+// memory metrics are the Benjamini-Hochberg family) when the trial's arm
+// ran, else marked with the failure.
+AdviceRow Judged(Store& store, const Trial& trial, const TrialVariant& tv, const Arm& base, const Arm* arm,
+                 const Policy& policy) {
+  Trial one = trial;
+  one.variants = {tv};
   Comparison c;
   PairedData d;
   std::string failure;
-  if (arm) {
-    d = Pairs(store, t, base, *arm);
+  if (arm && tv.skip.empty()) {
+    d = Pairs(store, one, base, *arm);
     try {
       c = ComparePaired(d, policy);
     } catch (const std::invalid_argument& e) {
       failure = e.what();
     }
   }
-  auto rows = AdviceRows(t, c);
-  for (auto& row : rows) {
-    row.baseline_runs = d.a.run_ids;
-    row.candidate_runs = d.b.run_ids;
-    if (arm && !arm->failure.empty() && row.Measured()) row.note = "some processes failed: " + arm->failure;
-    if (arm && !arm->failure.empty() && !row.Measured()) row.note = "its processes failed: " + arm->failure;
-    if (!failure.empty()) row.note = failure;
-  }
-  return rows;
-}
-
-bool BaselineFailed(Store& store, const Arm& base) {
-  for (const auto& id : base.runs) {
-    if (!id) return true;
-    if (store.GetRun(*id).failed_results > 0) return true;
-  }
-  return false;
+  AdviceRow row = AdviceRows(one, c).front();
+  row.baseline_runs = d.a.run_ids;
+  row.candidate_runs = d.b.run_ids;
+  if (arm && !arm->failure.empty())
+    row.note = (row.Measured() ? "some processes failed: " : "its processes failed: ") + arm->failure;
+  if (!failure.empty()) row.note = failure;
+  return row;
 }
 
 }  // namespace
@@ -237,30 +228,38 @@ int AdviseCmd(const std::vector<std::string>& args) {
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   auto store = OpenStore(vm, Store::Mode::kCreate);
   std::vector<std::string> base{posix::SelfExe(), "run", "--db", store->path(), "--format", "none", "--no-control"};
-  for (auto& a : Forwarded(args)) base.push_back(a);
-  std::vector<Arm> arms{MakeArm("advise/base", base, plan.baselines, {}, s.threads)};
+  for (auto& a : Forwarded(args, desc)) base.push_back(a);
+  const std::vector<ParamOverride> defaults = DefaultOverrides(plan);
+  std::vector<Arm> arms{MakeArm("advise/base", base, plan.baselines, defaults, s.threads)};
   std::vector<const Trial*> armed;  // the trial of arms[i + 1]
   for (const auto& t : plan.trials) {
     if (!t.Runnable()) continue;
-    arms.push_back(MakeArm("advise/" + t.setting, base, Candidates(t), t.overrides, t.threads > 0 ? t.threads : s.threads));
+    std::vector<ParamOverride> overrides = defaults;
+    overrides.insert(overrides.end(), t.overrides.begin(), t.overrides.end());  // the last of a param wins
+    arms.push_back(MakeArm("advise/" + t.setting, base, Candidates(t), overrides, t.threads > 0 ? t.threads : s.threads));
     armed.push_back(&t);
   }
-  std::cerr << "advise: " << plan.baselines.size() << " baseline variant(s), " << plan.trials.size()
-            << " setting(s), " << rounds << " rounds of " << arms.size() << " processes\n";
-  RunRounds(*store, arms, rounds, vm["order-seed"].as<uint64_t>());
-  std::vector<AdviceRow> rows;
-  bool failed = BaselineFailed(*store, arms[0]);
+  std::vector<AdviceRow> rows = SkippedBaselineRows(plan);
+  if (armed.empty()) {
+    std::cerr << "advise: no setting can run here; nothing measured\n";
+  } else {
+    std::cerr << "advise: " << plan.baselines.size() << " baseline variant(s), " << plan.trials.size()
+              << " setting(s), " << rounds << " rounds of " << arms.size() << " processes\n";
+    RunRounds(*store, arms, rounds, vm["order-seed"].as<uint64_t>());
+  }
   for (const auto& t : plan.trials) {
     const auto it = std::find(armed.begin(), armed.end(), &t);
     const Arm* arm = it == armed.end() ? nullptr : &arms[static_cast<size_t>(it - armed.begin()) + 1];
-    failed = failed || (arm && !arm->failure.empty());
-    for (auto& row : Judged(*store, t, arms[0], arm, policy)) rows.push_back(std::move(row));
+    for (const auto& tv : t.variants) rows.push_back(Judged(*store, t, tv, arms[0], arm, policy));
   }
   RankAdvice(rows);
   if (format == "json")
     std::cout << AdviceJson(rows, rounds).dump(2) << "\n";
   else
     std::cout << AdviceText(rows, rounds, format == "markdown");
+  const bool failed = std::any_of(arms.begin(), arms.end(), [](const Arm& a) {
+    return !a.runs.empty() && (!a.failure.empty() || a.failed_variants);
+  });
   return failed ? kExitRuntime : kExitOk;
 }
 

@@ -76,6 +76,20 @@ std::vector<AdviceRow> AdviceRows(const Trial& trial, const Comparison& c) {
   return rows;
 }
 
+std::vector<AdviceRow> SkippedBaselineRows(const AdvicePlan& plan) {
+  std::vector<AdviceRow> rows;
+  for (const auto& [variant, why] : plan.skipped) {
+    AdviceRow row;
+    row.variant = variant.FullName();
+    row.knob = row.setting = "-";
+    row.metric = PrimaryMetric(variant.workload->info);
+    row.verdict = Verdict::kSkipped;
+    row.note = "baseline skipped here: " + why;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 void RankAdvice(std::vector<AdviceRow>& rows) {
   std::stable_sort(rows.begin(), rows.end(), [](const AdviceRow& a, const AdviceRow& b) {
     if (a.Measured() != b.Measured()) return a.Measured();
@@ -130,7 +144,7 @@ std::string AdviceText(const std::vector<AdviceRow>& rows, int rounds, bool mark
   std::ostringstream o;
   const std::string how = fmt::format(
       "Each setting against its baseline over {} rounds of paired processes (Wilcoxon signed-rank, "
-      "Hodges-Lehmann interval, Benjamini-Hochberg per setting); gain > 1 is better; adopt an "
+      "Hodges-Lehmann interval, Benjamini-Hochberg per row); gain > 1 is better; adopt an "
       "`improvement` whose memory change you can afford.",
       rounds);
   if (markdown) {

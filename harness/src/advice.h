@@ -38,6 +38,8 @@ struct AdviceRow {
 // The rows of one trial, one per trial variant; `c` is the trial's
 // comparison (absent metrics read as not measured).
 std::vector<AdviceRow> AdviceRows(const Trial& trial, const Comparison& c);
+// A row per baseline that cannot run here (knob and setting "-", skipped).
+std::vector<AdviceRow> SkippedBaselineRows(const AdvicePlan& plan);
 // Measured rows first, by gain (best first; ties by variant and setting),
 // then the others in their order.
 void RankAdvice(std::vector<AdviceRow>& rows);

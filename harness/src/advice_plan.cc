@@ -100,8 +100,11 @@ AdvicePlan PlanAdvice(const std::vector<VariantRef>& selected, const RunSettings
   std::set<std::string> seen;
   for (const auto& v : selected) {
     VariantRef b = AtDefaults(v);
-    if (!SkipReason(b, settings.device).empty() || !seen.insert(b.FullName()).second) continue;
-    plan.baselines.push_back(std::move(b));
+    if (!seen.insert(b.FullName()).second) continue;
+    if (std::string why = SkipReason(b, settings.device); !why.empty())
+      plan.skipped.emplace_back(std::move(b), std::move(why));
+    else
+      plan.baselines.push_back(std::move(b));
   }
   std::set<std::string> known{"threads"};
   for (const auto& b : plan.baselines)
@@ -116,6 +119,16 @@ AdvicePlan PlanAdvice(const std::vector<VariantRef>& selected, const RunSettings
   if (Wanted(only, "threads"))
     for (auto& t : ThreadTrials(plan.baselines, settings, hardware_threads)) plan.trials.push_back(std::move(t));
   return plan;
+}
+
+std::vector<ParamOverride> DefaultOverrides(const AdvicePlan& plan) {
+  std::vector<ParamOverride> out;
+  std::set<std::string> seen;
+  for (const auto& b : plan.baselines)
+    for (const auto& k : b.workload->info.knobs)
+      for (const auto& [key, value] : k.defaults.items())
+        if (seen.insert(key).second) out.push_back({key, {value}});
+  return out;
 }
 
 std::string PrimaryMetric(const WorkloadInfo& info) {

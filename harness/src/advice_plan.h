@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "perfbench/settings.h"
@@ -32,6 +33,8 @@ struct Trial {
 struct AdvicePlan {
   std::vector<VariantRef> baselines;
   std::vector<Trial> trials;
+  // Baselines that cannot run here, with the reason (no row can be measured).
+  std::vector<std::pair<VariantRef, std::string>> skipped;
 };
 
 // `selected` with every knob param at its default, deduplicated (selecting
@@ -43,6 +46,12 @@ struct AdvicePlan {
 // knob in `only` that no selected workload has.
 AdvicePlan PlanAdvice(const std::vector<VariantRef>& selected, const RunSettings& settings, int hardware_threads,
                       const std::vector<std::string>& only = {});
+
+// Every knob param of the baselines at its default, as --param flags (the
+// first default of a param several workloads share): each process of an
+// advise gets them before its trial's own, so that a --param the user gave
+// for a knob cannot move the baseline.
+std::vector<ParamOverride> DefaultOverrides(const AdvicePlan& plan);
 
 // The metric a trial is ranked by: throughput, else step_throughput, else
 // step_time. And the memory metric reported with it: peak_memory, else

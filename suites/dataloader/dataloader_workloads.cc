@@ -186,20 +186,23 @@ WorkloadInfo Info(bool train) {
   if (train)
     info.metrics = {{"step_time", "s", Better::kLower},
                     {"step_throughput", "samples/s", Better::kHigher},
-                    {"data_wait_share", "fraction", Better::kLower}};
+                    {"data_wait_share", "fraction", Better::kLower},
+                    {"peak_rss", "bytes", Better::kLower}};
   else
     info.metrics = {{"step_time", "s", Better::kLower},
                     {"throughput", "samples/s", Better::kHigher},
                     {"batch_latency_p50", "s", Better::kLower},
-                    {"batch_latency_p99", "s", Better::kLower}};
+                    {"batch_latency_p99", "s", Better::kLower},
+                    {"peak_rss", "bytes", Better::kLower}};
   info.variants = Variants("full");
   info.quick_variants = Variants("quick");
   // Not interleaved: a loader's workers keep prefetching while other
   // variants step, so its next step would time batches made in idle time.
   // Each variant runs its warm-up and repetitions back to back (steady state).
   info.skip_reason = SkipReason;
-  // advise: workers (0: batches made in the training thread), then deeper
-  // prefetch with workers, then pinned memory (GPU only).
+  // advise: workers (0: batches made in the training thread); deeper
+  // prefetch, which needs workers, so its setting has 2 (compare its row
+  // with workers:2's for the prefetch's own part); pinned memory (GPU only).
   info.knobs = {{"workers", {{"workers", "0"}}, {{{"workers", "1"}}, {{"workers", "2"}}, {{"workers", "4"}}}},
                 {"prefetch", {{"prefetch", "2"}}, {{{"workers", "2"}, {"prefetch", "8"}}}},
                 {"pin_memory", {{"pin_memory", "off"}}, {{{"pin_memory", "on"}}}}};
