@@ -179,4 +179,27 @@ TEST_F(Micro, ProfileWritesKinetoTracesWithStepsAndOps) {
   EXPECT_EQ(Run("profile --out t --steps 0").code, 2);
 }
 
+// perfbench advise on amp: gradient accumulation through amp's optional
+// param, in paired rounds; every run stored with its knob in the name.
+TEST_F(Micro, AdviseMeasuresGradientAccumulationOnAmp) {
+  auto r = Run("advise --suite amp --quick --filter mlp --knob accumulation --rounds 6 --format json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  ASSERT_EQ(doc["rows"].size(), 2u);
+  for (const auto& row : doc["rows"]) {
+    EXPECT_EQ(row["variant"], "amp/mlp/precision:fp32/size:quick");
+    EXPECT_EQ(row["knob"], "accumulation");
+    EXPECT_EQ(row["metric"], "throughput");
+    EXPECT_EQ(row["pairs"], 6);
+    ASSERT_TRUE(row["ratio"].is_number()) << row.dump();
+    EXPECT_LE(row["ci_low"].get<double>(), row["ratio"].get<double>());
+    EXPECT_GE(row["ci_high"].get<double>(), row["ratio"].get<double>());
+    EXPECT_EQ(row["memory"]["metric"], "peak_memory");
+  }
+  const auto shown = nlohmann::json::parse(Run("show advise/accumulation:4 --format json").out);
+  bool found = false;
+  for (const auto& res : shown["results"]) found |= res["params"].value("accumulation", "") == "4";
+  EXPECT_TRUE(found) << "the setting's run holds the accumulation:4 variant";
+}
+
 }  // namespace
