@@ -15,10 +15,12 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 
-# 1. Debian packages: compiler, CMake, and the libraries perfbench links.
+# 1. Debian packages: compiler, CMake, the libraries perfbench links, dygraphs (inlined into
+#    `perfbench report`) and Chromium (the report's rendering test).
 packages=(build-essential cmake ccache git python3 python3-venv
           libsqlite3-dev nlohmann-json3-dev libboost-program-options-dev libgtest-dev
-          libbenchmark-dev libgloo-dev libjpeg62-turbo-dev libfmt-dev)
+          libbenchmark-dev libgloo-dev libjpeg62-turbo-dev libfmt-dev
+          libjs-dygraphs chromium)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

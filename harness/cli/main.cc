@@ -22,6 +22,9 @@ int PeakCmd(const std::vector<std::string>& args);
 int DiagnoseCmd(const std::vector<std::string>& args);
 int ProfileCmd(const std::vector<std::string>& args);
 int AdviseCmd(const std::vector<std::string>& args);
+int HistoryCmd(const std::vector<std::string>& args);
+int ProcureCmd(const std::vector<std::string>& args);
+int ReportCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -39,6 +42,10 @@ const std::vector<Command>& Commands() {
        DiagnoseCmd},
       {"advise", "measure the first fixes (precision, workers, accumulation, threads...) and rank them by gain",
        AdviseCmd},
+      {"history", "series of run medians per metric over one machine's runs, with change points", HistoryCmd},
+      {"procure", "rank machines on the same workloads: throughput with intervals, per dollar, per watt", ProcureCmd},
+      {"report", "one self-contained HTML file: headline plots, trends with change points, comparison, procurement",
+       ReportCmd},
       {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},
       {"import", "load a run from show JSON, a baseline file or Google Benchmark JSON", ImportCmd},
   };
