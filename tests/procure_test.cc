@@ -16,14 +16,33 @@ ProcureEntry At(double value, double lo, double hi) {
   return e;
 }
 
-TEST(Procure, OverlappingIntervalsShareARank) {
+TEST(Procure, OverlappingIntervalsShareARankButTiesDoNotChain) {
   std::vector<ProcureEntry> e{At(100, 95, 105), At(120, 118, 122), At(103, 101, 119), At(50, 49, 51), {}};
   RankWithTies(e);
   EXPECT_EQ(e[1].rank, 1);  // 120 [118, 122]
   EXPECT_EQ(e[2].rank, 1);  // 103 [101, 119] overlaps it: tied
-  EXPECT_EQ(e[0].rank, 1);  // 100 [95, 105] overlaps 103's: tied in turn
-  EXPECT_EQ(e[3].rank, 4);  // 50: clearly last
+  EXPECT_EQ(e[0].rank, 2);  // 100 [95, 105] overlaps 103's, but 120 is clearly faster
+  EXPECT_EQ(e[3].rank, 4);  // 50: clearly behind the three
   EXPECT_EQ(e[4].rank, 0);  // absent
+}
+
+TEST(Procure, ALabelsRunsArePooledAsProcesses) {
+  RunData d;
+  ResultRecord r;
+  r.suite = "amp";
+  r.workload = "mlp";
+  r.metric = "throughput";
+  r.samples = {1, 2};
+  d.results = {r, r};  // two runs of one label, concatenated
+  d.results[1].samples = {3, 4};
+  ResultRecord failed = r;
+  failed.status = ResultStatus::kFailed;
+  failed.samples.clear();
+  d.results.push_back(failed);
+  const RunData p = PoolProcesses(d);
+  ASSERT_EQ(p.results.size(), 1u);
+  EXPECT_EQ(p.results[0].samples, (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(p.results[0].process, (std::vector<int>{0, 0, 1, 1}));
 }
 
 // A machine: `profile`, throughput samples of three processes around `level`,

@@ -4,11 +4,13 @@
 #include <algorithm>
 #include <iostream>
 #include <set>
+#include <tuple>
 
 #include "cli.h"
 #include "common.h"
 #include "history.h"
 #include "peaks.h"
+#include "sources.h"
 
 namespace perfbench::cli {
 namespace {
@@ -23,7 +25,8 @@ constexpr const char* kUsage =
     "energy-distance statistic peaks, kept when Student's t-test between the segments gives\n"
     "p <= --max-pvalue, weakest points re-tested and dropped; windows of --window runs), with at\n"
     "least --min-segment runs on each side of a change, so one spike is not a step. Runs: those\n"
-    "labelled L (default: every measured run, not profiles, peaks or advise), the last --last N.\n"
+    "labelled L (default: every measured run, not profiles, peaks, advise's or ab's), of the\n"
+    "newest one's machine, threads, size and device, by start time; the last --last N.\n"
     "Exit 0; with --fail-on-change, 1 when a change point moves a metric the worse way\n"
     "(as compare's exit codes); 2 on bad input.";
 
@@ -47,23 +50,32 @@ po::options_description HistoryOptions() {
   return desc;
 }
 
+// Runs that measured one build as it is: not profiles, peaks, advise's
+// settings or ab's alternating sides (unless --label names them).
 bool Measured(const RunRecord& r) {
   return (r.status == RunStatus::kComplete || r.status == RunStatus::kImported) && r.label != "profile" &&
-         r.label != kPeakLabel && r.label.rfind("advise/", 0) != 0;
+         r.label != kPeakLabel && r.label.rfind("advise/", 0) != 0 && r.label != "ab-a" && r.label != "ab-b";
 }
 
-// The selected runs, oldest first, with their results: one machine's.
+// The selected runs, oldest first (by start time), with their results: those
+// of the newest run's machine and conditions (SameConditions).
 std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> SelectRuns(Store& store, const po::variables_map& vm) {
-  std::vector<RunRecord> runs;  // newest first
-  for (auto& r : store.ListRuns())
-    if (Measured(r) && (!vm.count("label") || r.label == vm["label"].as<std::string>())) runs.push_back(std::move(r));
+  std::vector<RunRecord> runs;
+  for (auto& r : store.ListRuns()) {
+    const bool labelled = vm.count("label") && r.label == vm["label"].as<std::string>();
+    if (vm.count("label") ? labelled && r.status != RunStatus::kRunning && r.status != RunStatus::kAborted : Measured(r))
+      runs.push_back(std::move(r));
+  }
   if (runs.empty())
     throw UsageError(vm.count("label") ? "no measured run labelled '" + vm["label"].as<std::string>() + "'"
                                        : "no measured run in " + store.path());
-  const std::string profile = runs.front().profile_key;
+  std::stable_sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return std::tie(a.started_at, a.id) > std::tie(b.started_at, b.id);  // newest first
+  });
+  const RunRecord newest = runs.front();
   std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> out;
   for (const auto& r : runs) {
-    if (r.profile_key != profile) continue;
+    if (!SameConditions(r, newest)) continue;
     if (vm.count("last") && static_cast<int>(out.size()) >= vm["last"].as<int>()) break;
     out.emplace_back(r, store.GetResults(r.id));
   }
@@ -75,7 +87,7 @@ ChangePointOptions Options(const po::variables_map& vm) {
   ChangePointOptions o;
   const int window = vm["window"].as<int>(), segment = vm["min-segment"].as<int>();
   const double p = vm["max-pvalue"].as<double>();
-  if (window < 4) throw UsageError("--window must be at least 4");
+  if (window < 4 || window > 1000) throw UsageError("--window must be in [4, 1000]");
   if (segment < 1) throw UsageError("--min-segment must be at least 1");
   if (!(p > 0 && p < 1)) throw UsageError("--max-pvalue must be in (0, 1)");
   o.window = static_cast<size_t>(window);

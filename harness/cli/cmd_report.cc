@@ -5,6 +5,8 @@
 #include <iostream>
 #include <map>
 
+#include <fmt/format.h>
+
 #include "cli.h"
 #include "common.h"
 #include "report/html_report.h"
@@ -43,18 +45,10 @@ std::vector<RunData> SelectRuns(Store& store, const po::variables_map& vm) {
 
 // The runs of one machine as one (processes of each run numbered after the others').
 RunData Pooled(const std::vector<const RunData*>& runs) {
-  RunData pooled = *runs.back();
-  pooled.results.clear();
-  std::map<std::string, size_t> index;
-  for (const RunData* r : runs)
-    for (const auto& res : r->results) {
-      auto [it, fresh] = index.emplace(ResultKey(res), pooled.results.size());
-      if (fresh)
-        pooled.results.push_back(res);
-      else
-        pooled.results[it->second].AppendProcesses(res);
-    }
-  return pooled;
+  RunData all = *runs.back();
+  all.results.clear();
+  for (const RunData* r : runs) all.results.insert(all.results.end(), r->results.begin(), r->results.end());
+  return PoolProcesses(all);
 }
 
 // History of the newest run's machine, and machines when the runs span several.
@@ -66,16 +60,17 @@ void AddSeriesAndMachines(ReportInput& in) {
     by_profile[r.run.profile_key].push_back(&r);
   }
   const auto& mine = by_profile[in.runs.back().run.profile_key];
+  in.trend_runs = mine.size();
   if (mine.size() >= 2) {
     std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> runs;
-    for (const RunData* r : mine) runs.emplace_back(r->run, r->results);
+    for (const RunData* r : mine) runs.emplace_back(r->run, PoolProcesses(*r).results);  // a label given: one point
     in.trends = BuildHistory(runs, {}, {});
   }
   if (order.size() < 2) return;
   for (const auto& key : order) {
     const auto& runs = by_profile[key];
-    in.machines.push_back({runs.back()->run.label.empty() ? "run " + std::to_string(runs.back()->run.id)
-                                                          : runs.back()->run.label,
+    const RunRecord& newest = runs.back()->run;
+    in.machines.push_back({fmt::format("{} (run {})", newest.label.empty() ? "unlabelled" : newest.label, newest.id),
                            Pooled(runs), 0, 0});
   }
   in.procurement = Procure(in.machines);

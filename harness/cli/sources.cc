@@ -162,16 +162,12 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
   return d;
 }
 
-namespace {
-
 bool SameConditions(const RunRecord& r, const RunRecord& c) {
   if (r.profile_key != c.profile_key) return false;
   for (const char* k : {"threads", "quick", "device"})
     if (r.settings.value(k, nlohmann::json()) != c.settings.value(k, nlohmann::json())) return false;
   return true;
 }
-
-}  // namespace
 
 History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate) {
   std::set<int64_t> ids(baseline.run_ids.begin(), baseline.run_ids.end());

@@ -48,6 +48,10 @@ bool LooksLikeFile(const std::string& ref);
 // `store` may be null when only files are possible. UsageError when none.
 RunData LoadRunData(Store* store, const std::string& ref, const char* role);
 
+// Same hardware profile and the same threads, quick and device settings: runs
+// whose medians belong in one series.
+bool SameConditions(const RunRecord& r, const RunRecord& c);
+
 // The runs a comparison learns its noise floors from: the baseline's stored
 // runs and earlier runs labelled like the candidate, on the candidate's
 // hardware profile with its threads, quick and device settings, in time

@@ -46,16 +46,9 @@ Stats Test(const Series& x, size_t lo, size_t tau, size_t hi) {
   return st;
 }
 
-// The energy statistic of X = x[lo, tau), Y = x[tau, kappa).
-double Q(const Series& x, size_t lo, size_t tau, size_t kappa) {
-  const double n = static_cast<double>(tau - lo), m = static_cast<double>(kappa - tau);
-  double between = 0, within_x = 0, within_y = 0;
-  for (size_t i = lo; i < tau; ++i)
-    for (size_t j = tau; j < kappa; ++j) between += std::abs(x[i] - x[j]);
-  for (size_t i = lo; i < tau; ++i)
-    for (size_t k = i + 1; k < tau; ++k) within_x += std::abs(x[i] - x[k]);
-  for (size_t j = tau; j < kappa; ++j)
-    for (size_t k = j + 1; k < kappa; ++k) within_y += std::abs(x[j] - x[k]);
+// The energy statistic of X = x[lo, tau) and Y = x[tau, kappa) from the sums
+// of distances between them and within each.
+double Q(double n, double m, double between, double within_x, double within_y) {
   double q = 2 / (m + n) * between;
   if (n > 1) q -= 2 * m / (m + n) / (n - 1) * within_x;
   if (m > 1) q -= 2 * n / (m + n) / (m - 1) * within_y;
@@ -67,12 +60,25 @@ struct Candidate {
   double q = 0;
 };
 
-// The best split of [lo, hi) with segments of at least s points; nullopt when none fits.
+// The best split of [lo, hi) with segments of at least s points; nullopt
+// when none fits. For each tau, Y grows one point at a time, its sums updated
+// in O(W): O(W^3) per interval (Otava's matrix form is O(W^2) per split in
+// memory; windows are at most 1000 points).
 std::optional<Candidate> Best(const Series& x, size_t lo, size_t hi, size_t s) {
   std::optional<Candidate> best;
-  for (size_t tau = lo + s; tau + s <= hi; ++tau)
-    for (size_t kappa = tau + s; kappa <= hi; ++kappa)
-      if (const double q = Q(x, lo, tau, kappa); !best || q > best->q) best = Candidate{tau, q};
+  for (size_t tau = lo + s; tau + s <= hi; ++tau) {
+    double within_x = 0, between = 0, within_y = 0;
+    for (size_t i = lo; i < tau; ++i)
+      for (size_t k = i + 1; k < tau; ++k) within_x += std::abs(x[i] - x[k]);
+    for (size_t kappa = tau + 1; kappa <= hi; ++kappa) {
+      const double v = x[kappa - 1];
+      for (size_t i = lo; i < tau; ++i) between += std::abs(x[i] - v);
+      for (size_t j = tau; j + 1 < kappa; ++j) within_y += std::abs(x[j] - v);
+      if (kappa < tau + s) continue;
+      const double q = Q(static_cast<double>(tau - lo), static_cast<double>(kappa - tau), between, within_x, within_y);
+      if (!best || q > best->q) best = Candidate{tau, q};
+    }
+  }
   return best;
 }
 

@@ -34,14 +34,15 @@ std::pair<double, double> MedianInterval(std::vector<double> v, double confidenc
   // Coverage of [x(j+1), x(n-j)] is 1 - 2 P(X <= j), X ~ Binomial(n, 1/2):
   // the largest j with P(X <= j) <= (1 - confidence) / 2, by the recurrence
   // C(n, j + 1) = C(n, j) (n - j) / (j + 1).
-  const double tail = (1 - confidence) / 2;
-  double term = std::pow(0.5, static_cast<double>(n)), cdf = 0;
+  // The pmf in log space: 2^-n underflows past n = 1074.
+  const double tail = (1 - confidence) / 2, dn = static_cast<double>(n);
+  double cdf = 0;
   size_t k = 0;  // 0-based lower bound; 0 (the range) when even P(X = 0) is too large
   for (size_t j = 0; j < n / 2; ++j) {
-    cdf += term;
+    const double dj = static_cast<double>(j);
+    cdf += std::exp(std::lgamma(dn + 1) - std::lgamma(dj + 1) - std::lgamma(dn - dj + 1) - dn * std::log(2.0));
     if (cdf > tail) break;
     k = j;
-    term *= static_cast<double>(n - j) / static_cast<double>(j + 1);
   }
   return {v[k], v[n - 1 - k]};
 }

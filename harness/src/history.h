@@ -50,7 +50,8 @@ struct HistorySelection {
 
 // The distribution-free interval of the median at `confidence`: order
 // statistics x(k) and x(n+1-k), k the largest with P(Binomial(n, 1/2) < k)
-// <= (1 - confidence) / 2 (k = 1 when n is too small: the range).
+// <= (1 - confidence) / 2; with n <= 5 no such k exists and the range is
+// returned, whose coverage is only 1 - 2^(1-n) (94% at n = 5).
 std::pair<double, double> MedianInterval(std::vector<double> v, double confidence = 0.95);
 
 // One series per result key with samples in any of `runs` (oldest first),

@@ -26,6 +26,10 @@ std::string Machine::Describe() const {
 namespace {
 
 bool IsThroughput(const std::string& metric) { return metric == "throughput" || metric == "step_throughput"; }
+bool Usable(const ResultRecord& r) {
+  return r.status == ResultStatus::kOk && !r.samples.empty() &&
+         std::all_of(r.samples.begin(), r.samples.end(), [](double x) { return std::isfinite(x); });
+}
 
 // The value and 95% interval of a pooled result, processes first.
 ProcureEntry Estimate(const ResultRecord& r) {
@@ -51,7 +55,7 @@ ProcureEntry Estimate(const ResultRecord& r) {
 
 const ResultRecord* Find(const RunData& d, const std::string& key) {
   for (const auto& r : d.results)
-    if (ResultKey(r) == key && r.status == ResultStatus::kOk && !r.samples.empty()) return &r;
+    if (ResultKey(r) == key && Usable(r)) return &r;
   return nullptr;
 }
 
@@ -70,24 +74,47 @@ void AddEnergy(ProcureEntry& e, const Machine& m, const ResultRecord& r) {
 
 }  // namespace
 
+RunData PoolProcesses(const RunData& data) {
+  RunData out = data;
+  out.results.clear();
+  std::map<std::string, size_t> index;
+  for (const auto& r : data.results) {
+    auto [it, fresh] = index.emplace(ResultKey(r), out.results.size());
+    if (fresh) {
+      out.results.push_back(r);
+    } else if (!Usable(out.results[it->second])) {
+      out.results[it->second] = r;  // a failed run of the label gives way to one that measured
+    } else if (Usable(r)) {
+      out.results[it->second].AppendProcesses(r);
+    }
+  }
+  return out;
+}
+
 void RankWithTies(std::vector<ProcureEntry>& entries) {
-  std::vector<ProcureEntry*> order;
-  for (auto& e : entries)
-    if (e.present) order.push_back(&e);
-  std::stable_sort(order.begin(), order.end(), [](const auto* a, const auto* b) { return a->value > b->value; });
-  for (size_t i = 0; i < order.size(); ++i) {
-    const bool tied = i > 0 && order[i]->ci_high >= order[i - 1]->ci_low;
-    order[i]->rank = tied ? order[i - 1]->rank : static_cast<int>(i + 1);
+  for (auto& e : entries) {
+    if (!e.present) continue;
+    e.rank = 1;
+    for (const auto& other : entries)
+      if (other.present && other.ci_low > e.ci_high) ++e.rank;  // clearly faster
   }
 }
 
-std::vector<ProcureRow> Procure(const std::vector<Machine>& machines) {
+std::vector<ProcureRow> Procure(const std::vector<Machine>& in) {
+  std::vector<Machine> machines = in;
+  for (auto& m : machines) m.data = PoolProcesses(m.data);
   std::vector<ProcureRow> rows;
-  std::map<std::string, size_t> index;
+  std::map<std::string, size_t> index;  // variant -> row (one metric per variant)
   for (const auto& m : machines)
-    for (const auto& r : m.data.results)
-      if (IsThroughput(r.metric) && index.emplace(ResultKey(r), rows.size()).second)
+    for (const auto& r : m.data.results) {
+      if (!IsThroughput(r.metric) || !Usable(r)) continue;
+      const std::string variant = VariantKey(r.suite, r.workload, r.params);
+      auto [it, fresh] = index.emplace(variant, rows.size());
+      if (fresh)
         rows.push_back({r.suite, r.workload, r.metric, r.unit, r.params, {}});
+      else if (r.metric == "throughput")
+        rows[it->second].metric = "throughput";  // preferred over step_throughput
+    }
   for (auto& row : rows) {
     ResultRecord probe;
     probe.suite = row.suite;
@@ -194,8 +221,8 @@ std::string ProcureText(const std::vector<Machine>& machines, const std::vector<
     if (!markdown) t.Print(o);
     o << "\n";
   }
-  o << "Ranked by throughput; a machine whose 95% interval overlaps the one ranked just above it shares "
-       "its rank (tied).\n";
+  o << "Rank: 1 + the machines clearly faster (their whole 95% interval above); overlapping intervals share "
+       "a rank (tied).\n";
   return o.str();
 }
 

@@ -8,9 +8,9 @@
 //     statistics; within one process only, said so in `level`).
 // Relative to the first machine; per dollar-hour (samples per USD, from the
 // given price) and per watt (samples per joule: 1 / energy_per_sample when
-// the run measured energy, else throughput / the given power). Machines are
-// ranked by throughput, best first; one whose interval overlaps the interval
-// of the machine ranked just above it is tied with it (same rank).
+// the run measured energy, else throughput / the given power). A machine's
+// rank is 1 + the number of machines clearly faster (their whole interval
+// above its own): machines whose intervals overlap share a rank (tied).
 #pragma once
 
 #include <string>
@@ -48,10 +48,16 @@ struct ProcureRow {
   std::vector<ProcureEntry> entries;  // one per machine, in the given order
 };
 
-// One row per variant with a throughput metric on any machine, in the first
-// machine's order.
+// A run's results with those of the same variant and metric merged, each
+// further record's processes numbered after the earlier ones' (a label's
+// runs, a file's several runs: one machine, its runs its processes).
+RunData PoolProcesses(const RunData& data);
+
+// One row per variant measured (ok, with samples) on any machine, its metric
+// `throughput`, else `step_throughput`; in the first machine's order.
+// `machines` are pooled (PoolProcesses).
 std::vector<ProcureRow> Procure(const std::vector<Machine>& machines);
-// Ranks `entries` (present ones) by value, best first, with ties as above.
+// Ranks the present `entries` as above.
 void RankWithTies(std::vector<ProcureEntry>& entries);
 
 // {"schema_version": 1, "machines": [{"ref", "profile_key", "description",

@@ -149,9 +149,9 @@ std::string ReplaceAll(std::string text, const std::string& from, const std::str
   for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size()) text.replace(at, from.size(), to);
   return text;
 }
-// JSON safe inside a <script> element: "</" only occurs in its strings,
-// where "<\/" reads the same.
-std::string JsonInScript(const std::string& json) { return ReplaceAll(json, "</", "<\\/"); }
+// JSON safe inside a <script> element: "<" only occurs in its strings,
+// where "\u003c" reads the same (so no "</script" and no "<!--").
+std::string JsonInScript(const std::string& json) { return ReplaceAll(json, "<", "\\u003c"); }
 // A script safe inside a <script> element: only "</script" ends one (a
 // regex literal such as /</g must stay as it is).
 std::string ScriptInScript(const std::string& js) { return ReplaceAll(js, "</script", "<\\/script"); }
@@ -245,6 +245,11 @@ constexpr const char* kRenderer = R"JS(
   window.addEventListener('error', function (e) { errors.push(String(e.message)); note(); });
   var data = JSON.parse(document.getElementById('perfbench-data').textContent);
   var drawn = 0;
+  // dygraphs writes axis labels, tick labels and the legend's x value as
+  // HTML: the data's text (units, param values) is escaped first.
+  function esc(s) {
+    return String(s).replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  }
   // Categories are not a continuum: a point per category with its interval
   // as a whisker, no line and no band between them.
   function whiskers(e) {
@@ -272,9 +277,9 @@ constexpr const char* kRenderer = R"JS(
     div.className = 'graph';
     box.appendChild(div);
     container.appendChild(box);
-    var cats = p.categories;
-    var opts = {labels: p.labels, customBars: true, drawPoints: true, pointSize: 3, xlabel: p.x_label,
-                ylabel: p.y_label, legend: 'always', labelsSeparateLines: true, width: 520, height: 260,
+    var cats = p.categories ? p.categories.map(esc) : null;
+    var opts = {labels: p.labels.map(esc), customBars: true, drawPoints: true, pointSize: 3, xlabel: esc(p.x_label),
+                ylabel: esc(p.y_label), legend: 'always', labelsSeparateLines: true, width: 520, height: 260,
                 axes: {y: {axisLabelWidth: 60, axisLabelFormatter: function (v) { return String(Number(v.toPrecision(4))); }}}};
     if (cats && p.x_label !== 'run') {
       opts.plotter = [whiskers, Dygraph.Plotters.linePlotter];
@@ -287,6 +292,7 @@ constexpr const char* kRenderer = R"JS(
       opts.dateWindow = [0.5, cats.length + 0.5];
     }
     var g = new Dygraph(div, p.rows, opts);
+    p.annotations.forEach(function (a) { a.series = esc(a.series); a.shortText = esc(a.shortText); a.text = esc(a.text); });
     if (p.annotations.length) g.ready(function () { g.setAnnotations(p.annotations); });
     drawn++;
   }
@@ -313,7 +319,7 @@ std::string RenderHtmlReport(const ReportInput& in, const std::string& dygraphs_
   o << "<h2>Headline</h2><p>Newest run; each point the median with its 95% interval.</p><div id=\"headline\" "
        "class=\"plots\"></div>\n";
   if (!specs["trends"].empty())
-    o << "<h2>Trends</h2><p>" << in.runs.size()
+    o << "<h2>Trends</h2><p>" << in.trend_runs
       << " runs of one machine, oldest first; bands are the 95% intervals of each run's median; markers are change "
          "points (E-divisive means, as Apache Otava).</p><div id=\"trends\" class=\"plots\"></div>\n";
   else

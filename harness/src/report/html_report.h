@@ -28,6 +28,7 @@ struct ReportInput {
   std::string title;
   std::vector<RunData> runs;  // oldest first; the headline views use the newest
   std::vector<HistorySeries> trends;  // empty: no trend section
+  size_t trend_runs = 0;              // the runs the trends come from
   std::optional<Comparison> comparison;
   std::string comparison_a, comparison_b;  // how A and B were named
   std::vector<Machine> machines;  // procurement (two or more machines), else empty
