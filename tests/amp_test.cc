@@ -7,6 +7,7 @@
 #include <set>
 
 #include "amp_workload.h"
+#include "common/models.h"
 #include "perfbench/backend.h"
 #include "registry.h"
 #include "runner.h"
@@ -133,6 +134,48 @@ TEST(Amp, OptionalParamsRunAccumulationAndChannelsLast) {
                                           "amp/cnn/precision:fp32/size:quick/accumulation:2/memory_format:channels_last",
                                           "amp/mlp/precision:fp32/size:quick",
                                           "amp/mlp/precision:fp32/size:quick/accumulation:2"}));
+}
+
+int64_t ParameterCount(const common::Model& m) {
+  int64_t n = 0;
+  for (const auto& p : m.module->parameters()) n += p.numel();
+  return n;
+}
+
+TEST(MlperfModels, ParameterCountsMatchThePublishedOnes) {
+  torch::NoGradGuard no_grad;
+  const auto* resnet = common::FindModelDef("resnet50");
+  ASSERT_NE(resnet, nullptr);
+  // torchvision's resnet50: 25,557,032 (published: 25.6M).
+  EXPECT_EQ(ParameterCount(resnet->make("full")), 25557032);
+  EXPECT_NEAR(ParameterCount(resnet->make("full")) / 25.6e6, 1.0, 0.01);
+  // BERT-base: 110M; BERT-large: 335.1M as built by the paper's configuration
+  // (the paper rounds it to 340M, 1.4% off; Hugging Face's bert-large-uncased
+  // counts 335,141,888 with the pooler). Ours adds a 10-class head.
+  EXPECT_NEAR(ParameterCount(common::MakeBert(common::BertConfigFor("base"))) / 110e6, 1.0, 0.01);
+  EXPECT_NEAR(ParameterCount(common::MakeBert(common::BertConfigFor("large"))) / 335.1e6, 1.0, 0.01);
+  EXPECT_NEAR(ParameterCount(common::MakeDecoder(common::DecoderConfigFor("full"))) / 125e6, 1.0, 0.03);
+}
+
+TEST(MlperfModels, ResNet50FlopAndQuickForwardShapes) {
+  // torchvision: 4.09 GMACs per 224x224 image forward = 8.18 GFLOP.
+  EXPECT_NEAR(common::ResNet50ForwardFlop("full") / 8.18e9, 1.0, 0.02);
+  torch::NoGradGuard no_grad;
+  for (const char* name : {"resnet50", "bert", "decoder"}) {
+    const auto* def = common::FindModelDef(name);
+    ASSERT_NE(def, nullptr) << name;
+    torch::manual_seed(1);
+    auto model = def->make("quick");
+    const auto b = common::MakeBatches(*def, "quick", 1, 3, torch::kCPU)[0];
+    const torch::Tensor logits = model.forward(b.x);
+    EXPECT_EQ(logits.size(0), b.y.size(0)) << name;
+    EXPECT_EQ(logits.dim(), 2) << name;
+    EXPECT_GT(def->flops_per_step("quick"), 0) << name;
+  }
+  const auto* dec = common::FindModelDef("decoder");
+  EXPECT_EQ(dec->ItemsPerBatch("quick"), 4 * 64);  // tokens
+  const auto b = common::MakeBatches(*dec, "quick", 1, 3, torch::kCPU)[0];
+  EXPECT_TRUE(torch::equal(b.y.view({4, 64}).select(1, 0), b.x.select(1, 1))) << "next-token labels";
 }
 
 TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {

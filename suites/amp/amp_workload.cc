@@ -49,8 +49,10 @@ class AmpWorkload final : public Workload {
     common::Model model = def_.make(size);
     batches_ = MakeBatches(def_, size, kBatchesInPool, ctx.settings.seed, device);
     if (channels_last_ == "channels_last") common::ToChannelsLast(model, batches_);
-    trainer_ = std::make_unique<Trainer>(std::move(model), precision_, device);
+    trainer_ = std::make_unique<Trainer>(std::move(model), precision_, device, def_.lr);
     batch_size_ = def_.batch(size);
+    items_ = def_.ItemsPerBatch(size);
+    if (def_.flops_per_step) flops_per_step_ = def_.flops_per_step(size);
     for (const auto& b : batches_) micro_.push_back(common::MicroBatches(b, accumulation_));
     return Status::Ok();
   }
@@ -58,7 +60,7 @@ class AmpWorkload final : public Workload {
   Status RunStep(StepRecorder& rec) override {
     const size_t i = step_++ % batches_.size();
     torch::Tensor loss = accumulation_ == 1 ? trainer_->Step(batches_[i]) : trainer_->Step(micro_[i]);
-    rec.SetItemsProcessed(static_cast<double>(batch_size_));
+    rec.SetItemsProcessed(static_cast<double>(items_));
     rec.Add("loss", loss.item<double>());
     return Status::Ok();
   }
@@ -76,6 +78,7 @@ class AmpWorkload final : public Workload {
   std::map<std::string, std::string> Attributes() const override {
     std::map<std::string, std::string> a{{"batch_size", std::to_string(batch_size_)}};
     if (accumulation_ > 1) a["micro_batch_size"] = std::to_string(batch_size_ / accumulation_);
+    if (flops_per_step_ > 0) a["flops_per_step"] = fmt::format("{:.6g}", flops_per_step_);
     if (precision_ == Precision::kFp16 && trainer_) a["final_loss_scale"] = std::to_string(trainer_->LossScale());
     if (precision_ != Precision::kFp32) a["loss_tolerance"] = fmt::format("{:g}", LossTolerance(precision_));
     return a;
@@ -96,6 +99,8 @@ class AmpWorkload final : public Workload {
   int64_t accumulation_ = 1;
   std::string channels_last_;
   int64_t batch_size_ = 0;
+  int64_t items_ = 0;           // what throughput counts per step (samples, images or tokens)
+  double flops_per_step_ = 0;   // analytic, from the model definition; 0 when unknown
   size_t step_ = 0;
 };
 
@@ -136,7 +141,7 @@ WorkloadInfo AmpInfo(const ModelDef& def) {
   info.suite = "amp";
   info.name = def.name;
   info.description = def.description;
-  info.metrics = {{"throughput", "samples/s", Better::kHigher}, {"step_time", "s", Better::kLower},
+  info.metrics = {{"throughput", def.items + "/s", Better::kHigher}, {"step_time", "s", Better::kLower},
                   {"peak_memory", "bytes", Better::kLower},     {"peak_rss", "bytes", Better::kLower},
                   {"loss", "1", Better::kLower},                {"loss_delta", "1", Better::kLower},
                   {"speedup", "ratio", Better::kHigher},        {"energy", "J", Better::kLower},
@@ -158,7 +163,7 @@ WorkloadInfo AmpInfo(const ModelDef& def) {
   // `memory_format`).
   info.knobs = {{"precision", {{"precision", "fp32"}}, {{{"precision", "bf16"}}, {{"precision", "fp16"}}}},
                 {"accumulation", {{"accumulation", "1"}}, {{{"accumulation", "2"}}, {{"accumulation", "4"}}}}};
-  if (def.name == "cnn")
+  if (def.name == "cnn" || def.name == "resnet50")
     info.knobs.push_back({"memory_format", {{"memory_format", "contiguous"}}, {{{"memory_format", "channels_last"}}}});
   return info;
 }

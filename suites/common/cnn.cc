@@ -76,6 +76,11 @@ ModelDef CnnModel() {
         return std::vector<int64_t>{3, hw, hw};
       },
       .batch = [](const std::string& size) { return Size(size).batch; },
+      .classes = 10,
+      .vocab = {},
+      .causal_lm = false,
+      .items = "samples",
+      .flops_per_step = {},
   };
 }
 

@@ -34,6 +34,16 @@ ModelDef MlpModel() {
       .make = MakeMlp,
       .sample_shape = [](const std::string& size) { return std::vector<int64_t>{Size(size).in}; },
       .batch = [](const std::string& size) { return Size(size).batch; },
+      .classes = 10,
+      .vocab = {},
+      .causal_lm = false,
+      .items = "samples",
+      // All GEMM: 6 x parameters x samples (forward 2, backward 4).
+      .flops_per_step = [](const std::string& size) {
+        const MlpSize s = Size(size);
+        const double params = static_cast<double>(s.in * s.width + (s.depth - 1) * s.width * s.width + s.width * 10);
+        return 6.0 * params * static_cast<double>(s.batch);
+      },
   };
 }
 

@@ -3,7 +3,8 @@
 namespace perfbench::common {
 
 const std::vector<ModelDef>& AllModels() {
-  static const std::vector<ModelDef> models = {MlpModel(), CnnModel(), TransformerModel()};
+  static const std::vector<ModelDef> models = {MlpModel(),      CnnModel(),  TransformerModel(),
+                                               ResNet50Model(), BertModel(), DecoderModel()};
   return models;
 }
 

@@ -3,6 +3,9 @@
 //   mlp          Linear+GELU stack, GEMM-bound
 //   cnn          small ResNet-style network, convolution-bound
 //   transformer  one pre-norm encoder block, attention and GEMMs
+//   resnet50     ResNet-50 v1.5 (MLPerf), images
+//   bert         BERT-base encoder with a classification head, tokens
+//   decoder      Llama-style decoder-only language model (~125M), tokens
 #pragma once
 
 #include <string>
@@ -15,6 +18,25 @@ namespace perfbench::common {
 ModelDef MlpModel();
 ModelDef CnnModel();
 ModelDef TransformerModel();
+ModelDef ResNet50Model();
+ModelDef BertModel();
+ModelDef DecoderModel();
+
+// ResNet-50's forward FLOP per image at `size` (conv and head GEMMs).
+double ResNet50ForwardFlop(const std::string& size);
+
+struct BertConfig {
+  int64_t layers, hidden, heads, vocab, batch, seq;
+};
+// "base" (12/768/12) or "large" (24/1024/16), vocabulary 30522.
+BertConfig BertConfigFor(const std::string& name);
+Model MakeBert(const BertConfig& config);
+
+struct DecoderConfig {
+  int64_t layers, dim, heads, ffn, vocab, batch, seq;
+};
+DecoderConfig DecoderConfigFor(const std::string& size);
+Model MakeDecoder(const DecoderConfig& config);
 
 // Every model above, built once (function-local static: safe to call from
 // static initialisers).

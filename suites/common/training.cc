@@ -43,21 +43,51 @@ std::string LossScalingUnavailable(const std::string& device) {
   return "";
 }
 
+int64_t ModelDef::ItemsPerBatch(const std::string& size) const {
+  return batch(size) * (items == "tokens" ? sample_shape(size).front() : 1);
+}
+
+namespace {
+
+// Token batches: ids uniform in [0, vocab); labels the next token (causal
+// LM, the last position predicting the first) or the first token's id
+// modulo the classes (learnable: the class is in the input).
+std::vector<Batch> TokenBatches(const ModelDef& def, const std::string& size, int count, at::Generator& gen,
+                                torch::Device device) {
+  const int64_t b = def.batch(size), seq = def.sample_shape(size).front();
+  std::vector<Batch> out;
+  for (int i = 0; i < count; ++i) {
+    torch::Tensor x = at::randint(def.vocab(size), {b, seq}, gen, torch::kLong);
+    torch::Tensor y = def.causal_lm ? x.roll(-1, 1).reshape({b * seq}) : x.select(1, 0).remainder(def.classes);
+    out.push_back({x.to(device), y.to(device)});
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int count, uint64_t seed,
                                torch::Device device) {
   // A private generator: the data must not depend on what else ran before.
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ULL);
+  if (def.vocab) return TokenBatches(def, size, count, gen, device);
   std::vector<int64_t> shape = def.sample_shape(size);
   const int64_t b = def.batch(size);
   int64_t features = 1;
   for (auto d : shape) features *= d;
-  torch::Tensor teacher = at::randn({features, def.classes}, gen, torch::kFloat);
+  // A teacher over every input feature, or, for large images (ResNet-50 at
+  // 224x224 and 1000 classes would need a 600 MB teacher), over the image
+  // average-pooled to 3x4x4.
+  const bool pooled = shape.size() == 3 && features * def.classes > (int64_t{1} << 24);
+  const int64_t taught = pooled ? shape[0] * 16 : features;
+  torch::Tensor teacher = at::randn({taught, def.classes}, gen, torch::kFloat);
   std::vector<Batch> out;
   for (int i = 0; i < count; ++i) {
     std::vector<int64_t> full{b};
     full.insert(full.end(), shape.begin(), shape.end());
     torch::Tensor x = at::randn(full, gen, torch::kFloat);
-    torch::Tensor y = x.reshape({b, features}).matmul(teacher).argmax(1);
+    torch::Tensor seen = pooled ? torch::adaptive_avg_pool2d(x, {4, 4}) : x;
+    torch::Tensor y = seen.reshape({b, taught}).matmul(teacher).argmax(1);
     out.push_back({x.to(device), y.to(device)});
   }
   return out;

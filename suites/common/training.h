@@ -63,6 +63,22 @@ struct ModelDef {
   std::function<std::vector<int64_t>(const std::string& size)> sample_shape;
   std::function<int64_t(const std::string& size)> batch;
   int64_t classes = 10;
+  // Token models: a sample is sample_shape ({seq}) token ids in [0, vocab(size)).
+  // Empty: float samples.
+  std::function<int64_t(const std::string& size)> vocab;
+  // A causal language model: forward gives [batch x seq, vocab] logits and
+  // the labels are the next tokens; else one label per sample.
+  bool causal_lm = false;
+  // What throughput counts: "samples", "images" or "tokens" (seq per sample).
+  std::string items = "samples";
+  // Training FLOP of one optimizer step on a batch (analytic, documented
+  // where defined); empty: not known.
+  std::function<double(const std::string& size)> flops_per_step;
+  // SGD learning rate (momentum 0.9) that keeps the first steps stable, so
+  // that the loss of a reduced precision can be compared with fp32's.
+  double lr = 0.05;
+  // Items (see `items`) in one batch.
+  int64_t ItemsPerBatch(const std::string& size) const;
 };
 
 struct Batch {

@@ -44,6 +44,16 @@ ModelDef TransformerModel() {
         return std::vector<int64_t>{s.seq, s.d_model};
       },
       .batch = [](const std::string& size) { return Size(size).batch; },
+      .classes = 10,
+      .vocab = {},
+      .causal_lm = false,
+      .items = "samples",
+      // 6 x parameters x tokens (attention's seq^2 terms not counted).
+      .flops_per_step = [](const std::string& size) {
+        const TfSize s = Size(size);
+        const double params = static_cast<double>(4 * s.d_model * s.d_model + 2 * s.d_model * s.ff + s.d_model * 10);
+        return 6.0 * params * static_cast<double>(s.batch * s.seq);
+      },
   };
 }
 

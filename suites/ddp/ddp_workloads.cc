@@ -464,7 +464,7 @@ WorkloadInfo TrainInfo() {
   WorkloadInfo info;
   info.suite = "ddp";
   info.name = "train";
-  info.description = "data-parallel training step (amp's mlp), bucketed gradient all-reduce, scaling and comm share";
+  info.description = "data-parallel training step (amp's mlp, ResNet-50, BERT), bucketed gradient all-reduce, scaling and comm share";
   info.metrics = {{"step_time", "s", Better::kLower},
                   {"throughput", "samples/s", Better::kHigher},
                   {"throughput_per_rank", "samples/s", Better::kHigher},
@@ -476,7 +476,7 @@ WorkloadInfo TrainInfo() {
   info.variants = Params::Product({{"world_size", {"1", "2"}},
                                    {"backend", {"gloo", "nccl"}},
                                    {"overlap", {"on", "off"}},
-                                   {"model", {"mlp"}},
+                                   {"model", {"mlp", "resnet50", "bert"}},
                                    {"size", {"full"}},
                                    {"bucket_mb", {"25"}}});
   // Quick: the small mlp (3.7 MB of gradients) in 1 MiB buckets, so that
@@ -484,7 +484,7 @@ WorkloadInfo TrainInfo() {
   info.quick_variants = Params::Product({{"world_size", {"1", "2"}},
                                          {"backend", {"gloo", "nccl"}},
                                          {"overlap", {"on", "off"}},
-                                         {"model", {"mlp"}},
+                                         {"model", {"mlp", "resnet50", "bert"}},
                                          {"size", {"quick"}},
                                          {"bucket_mb", {"1"}}});
   info.compare_param = "world_size";
