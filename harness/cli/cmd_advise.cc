@@ -5,6 +5,7 @@
 // shuffled order, so that drift of the machine cancels in each pair.
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <optional>
 #include <random>
 #include <regex>
@@ -137,12 +138,34 @@ void RunRounds(Store& store, std::vector<Arm>& arms, int rounds, uint64_t seed) 
   }
 }
 
+// The stored runs of an advise, each read once: every trial's rows read the
+// baseline's runs again.
+class StoredRuns {
+ public:
+  explicit StoredRuns(Store& store) : store_(store) {}
+  const std::vector<ResultRecord>& Results(int64_t id) {
+    auto it = results_.find(id);
+    if (it == results_.end()) it = results_.emplace(id, store_.GetResults(id)).first;
+    return it->second;
+  }
+  const RunRecord& Run(int64_t id) {
+    auto it = runs_.find(id);
+    if (it == runs_.end()) it = runs_.emplace(id, store_.GetRun(id)).first;
+    return it->second;
+  }
+
+ private:
+  Store& store_;
+  std::map<int64_t, std::vector<ResultRecord>> results_;
+  std::map<int64_t, RunRecord> runs_;
+};
+
 // The results of `run_id` that a trial judges (primary and memory metrics
 // of its runnable variants, the candidate's when `candidate`), named as the
 // baselines so that the two sides match.
-std::vector<ResultRecord> Picked(Store& store, int64_t run_id, const Trial& t, bool candidate) {
+std::vector<ResultRecord> Picked(StoredRuns& stored, int64_t run_id, const Trial& t, bool candidate) {
   std::vector<ResultRecord> out;
-  for (auto& r : store.GetResults(run_id)) {
+  for (ResultRecord r : stored.Results(run_id)) {
     for (const auto& tv : t.variants) {
       const VariantRef& v = candidate ? tv.candidate : tv.baseline;
       const WorkloadInfo& info = v.workload->info;
@@ -157,17 +180,17 @@ std::vector<ResultRecord> Picked(Store& store, int64_t run_id, const Trial& t, b
 }
 
 // The rounds where both arms stored a run, as pairs.
-PairedData Pairs(Store& store, const Trial& t, const Arm& base, const Arm& arm) {
+PairedData Pairs(StoredRuns& stored, const Trial& t, const Arm& base, const Arm& arm) {
   PairedData d;
   for (size_t r = 0; r < base.runs.size(); ++r) {
     if (!base.runs[r] || !arm.runs[r]) continue;
-    d.a_pairs.push_back(Picked(store, *base.runs[r], t, false));
-    d.b_pairs.push_back(Picked(store, *arm.runs[r], t, true));
+    d.a_pairs.push_back(Picked(stored, *base.runs[r], t, false));
+    d.b_pairs.push_back(Picked(stored, *arm.runs[r], t, true));
     for (auto [id, data, list] : {std::tuple{*base.runs[r], &d.a, &d.a_pairs.back()},
                                   std::tuple{*arm.runs[r], &d.b, &d.b_pairs.back()}}) {
       data->results.insert(data->results.end(), list->begin(), list->end());
       data->run_ids.insert(data->run_ids.begin(), id);
-      data->run = store.GetRun(id);
+      data->run = stored.Run(id);
     }
   }
   d.a.run_count = d.b.run_count = d.a_pairs.size();
@@ -179,7 +202,7 @@ PairedData Pairs(Store& store, const Trial& t, const Arm& base, const Arm& arm) 
 // The row of one variant of a trial: judged on its own (its primary and
 // memory metrics are the Benjamini-Hochberg family) when the trial's arm
 // ran, else marked with the failure.
-AdviceRow Judged(Store& store, const Trial& trial, const TrialVariant& tv, const Arm& base, const Arm* arm,
+AdviceRow Judged(StoredRuns& stored, const Trial& trial, const TrialVariant& tv, const Arm& base, const Arm* arm,
                  const Policy& policy) {
   Trial one = trial;
   one.variants = {tv};
@@ -187,7 +210,7 @@ AdviceRow Judged(Store& store, const Trial& trial, const TrialVariant& tv, const
   PairedData d;
   std::string failure;
   if (arm && tv.skip.empty()) {
-    d = Pairs(store, one, base, *arm);
+    d = Pairs(stored, one, base, *arm);
     try {
       c = ComparePaired(d, policy);
     } catch (const std::invalid_argument& e) {
@@ -247,10 +270,11 @@ int AdviseCmd(const std::vector<std::string>& args) {
               << " setting(s), " << rounds << " rounds of " << arms.size() << " processes\n";
     RunRounds(*store, arms, rounds, vm["order-seed"].as<uint64_t>());
   }
+  StoredRuns stored(*store);
   for (const auto& t : plan.trials) {
     const auto it = std::find(armed.begin(), armed.end(), &t);
     const Arm* arm = it == armed.end() ? nullptr : &arms[static_cast<size_t>(it - armed.begin()) + 1];
-    for (const auto& tv : t.variants) rows.push_back(Judged(*store, t, tv, arms[0], arm, policy));
+    for (const auto& tv : t.variants) rows.push_back(Judged(stored, t, tv, arms[0], arm, policy));
   }
   RankAdvice(rows);
   if (format == "json")

@@ -114,8 +114,9 @@ int ReportCmd(const std::vector<std::string>& args) {
     in.comparison_b = ab[1];
   }
   WriteAtomically(vm["output"].as<std::string>(), RenderHtmlReport(in, dygraphs.first, dygraphs.second), "--output");
-  std::cerr << "report: " << in.runs.size() << " run(s), " << PlotSpecs(in)["headline"].size() << " headline and "
-            << PlotSpecs(in)["trends"].size() << " trend plots -> " << vm["output"].as<std::string>() << "\n";
+  const nlohmann::json specs = PlotSpecs(in);
+  std::cerr << "report: " << in.runs.size() << " run(s), " << specs["headline"].size() << " headline and "
+            << specs["trends"].size() << " trend plots -> " << vm["output"].as<std::string>() << "\n";
   return kExitOk;
 }
 

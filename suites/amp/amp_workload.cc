@@ -52,7 +52,7 @@ class AmpWorkload final : public Workload {
     trainer_ = std::make_unique<Trainer>(std::move(model), precision_, device, def_.lr);
     batch_size_ = def_.batch(size);
     items_ = def_.ItemsPerBatch(size);
-    if (def_.flops_per_step) flops_per_step_ = def_.flops_per_step(size);
+    flops_per_step_ = def_.FlopsPerStep(size);
     for (const auto& b : batches_) micro_.push_back(common::MicroBatches(b, accumulation_));
     return Status::Ok();
   }

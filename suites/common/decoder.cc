@@ -75,15 +75,23 @@ struct DecoderImpl : torch::nn::Module {
   }
   // ids [batch, seq] -> logits [batch x seq, vocab].
   torch::Tensor forward(const torch::Tensor& ids) {
-    const int64_t s = ids.size(1), half = c_.dim / c_.heads / 2;
-    auto opts = torch::TensorOptions().device(ids.device());
-    torch::Tensor inv = torch::pow(10000.0, -torch::arange(half, opts.dtype(torch::kFloat)) / static_cast<double>(half));
-    torch::Tensor angles = torch::outer(torch::arange(s, opts.dtype(torch::kFloat)), inv);
-    torch::Tensor cos = torch::cat({angles, angles}, -1).cos(), sin = torch::cat({angles, angles}, -1).sin();
+    const int64_t s = ids.size(1);
+    if (!cos_.defined() || cos_.size(0) != s || cos_.device() != ids.device()) Tables(s, ids.device());
     torch::Tensor x = embed(ids);
-    for (auto& layer : layers) x = layer(x, cos, sin);
+    for (auto& layer : layers) x = layer(x, cos_, sin_);
     return head(norm(x)).reshape({ids.size(0) * s, c_.vocab});
   }
+  // The rotary cos/sin tables for `s` positions, made once (not in every step).
+  void Tables(int64_t s, const torch::Device& device) {
+    torch::NoGradGuard no_grad;
+    const int64_t half = c_.dim / c_.heads / 2;
+    auto opts = torch::TensorOptions().device(device).dtype(torch::kFloat);
+    torch::Tensor inv = torch::pow(10000.0, -torch::arange(half, opts) / static_cast<double>(half));
+    torch::Tensor angles = torch::outer(torch::arange(s, opts), inv);
+    cos_ = torch::cat({angles, angles}, -1).cos();
+    sin_ = torch::cat({angles, angles}, -1).sin();
+  }
+  torch::Tensor cos_, sin_;
   DecoderConfig c_;
   torch::nn::Embedding embed;
   RmsNorm norm;

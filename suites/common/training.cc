@@ -5,6 +5,8 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 namespace perfbench::common {
@@ -45,6 +47,16 @@ std::string LossScalingUnavailable(const std::string& device) {
 
 int64_t ModelDef::ItemsPerBatch(const std::string& size) const {
   return batch(size) * (items == "tokens" ? sample_shape(size).front() : 1);
+}
+
+double ModelDef::FlopsPerStep(const std::string& size) const {
+  if (!flops_per_step) return 0;
+  static std::mutex mu;
+  static std::map<std::string, double> known;
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, fresh] = known.emplace(name + "/" + size, 0.0);
+  if (fresh) it->second = flops_per_step(size);
+  return it->second;
 }
 
 namespace {

@@ -79,6 +79,9 @@ struct ModelDef {
   double lr = 0.05;
   // Items (see `items`) in one batch.
   int64_t ItemsPerBatch(const std::string& size) const;
+  // flops_per_step(size), computed once per process (the counts build the
+  // model); 0 when not known.
+  double FlopsPerStep(const std::string& size) const;
 };
 
 struct Batch {
