@@ -58,8 +58,9 @@ if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
 fi
 command -v nvcc >/dev/null || say "warning: no nvcc on PATH; find_package(Torch) of a CUDA wheel needs the CUDA toolkit"
 
-# 4. Configure once (again if the torch prefix moved), then build.
-if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] || ! grep -q "CMAKE_PREFIX_PATH:.*=$TORCH_PREFIX\$" "$BUILD_DIR/CMakeCache.txt"; then
+# 4. Configure once (again if the torch prefix moved, or if an earlier
+#    configure failed and left a cache without build files), then build.
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] || { [ ! -f "$BUILD_DIR/Makefile" ] && [ ! -f "$BUILD_DIR/build.ninja" ]; } || ! grep -q "CMAKE_PREFIX_PATH:.*=$TORCH_PREFIX\$" "$BUILD_DIR/CMakeCache.txt"; then
   say "configuring $BUILD_DIR (Release)"
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" >/dev/null
 fi
