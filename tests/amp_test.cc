@@ -193,6 +193,27 @@ TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
   EXPECT_TRUE(torch::equal(before, t.Parameters()[0])) << "the optimizer must skip a non-finite step";
 }
 
+TEST(Amp, Fp16LossScaleCalibrationFindsAFiniteScaleWithoutAnUpdate) {
+  if (!common::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << common::LossScalingUnavailable("cpu");
+  common::ModelDef def;
+  def.make = [](const std::string&) { return common::Model::Of(torch::nn::Sequential(torch::nn::Linear(8, 10))); };
+  def.sample_shape = [](const std::string&) { return std::vector<int64_t>{8}; };
+  def.batch = [](const std::string&) { return int64_t{4}; };
+  common::Trainer t(def.make(""), common::Precision::kFp16, torch::kCPU);
+  auto batches = common::MakeBatches(def, "", 2, 3, torch::kCPU);
+  for (auto& b : batches) b.x.mul_(300);  // gradients x 2^16 overflow fp16
+  const auto before = t.Parameters()[0].clone();
+  const double scale = t.CalibrateLossScale(batches);
+  EXPECT_LT(scale, 65536.0);
+  EXPECT_GE(scale, 1.0);
+  EXPECT_TRUE(torch::equal(before, t.Parameters()[0])) << "calibration must not update the model";
+  t.Step(batches[0]);
+  EXPECT_DOUBLE_EQ(t.LossScale(), scale) << "the first step after calibration is not skipped";
+  EXPECT_FALSE(torch::equal(before, t.Parameters()[0]));
+  common::Trainer fp32(def.make(""), common::Precision::kFp32, torch::kCPU);
+  EXPECT_EQ(fp32.CalibrateLossScale(batches), 1.0);
+}
+
 TEST(Amp, AutocastGuardRestoresTheThreadState) {
   ASSERT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
   {

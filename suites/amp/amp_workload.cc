@@ -54,6 +54,7 @@ class AmpWorkload final : public Workload {
     items_ = def_.ItemsPerBatch(size);
     flops_per_step_ = def_.FlopsPerStep(size);
     for (const auto& b : batches_) micro_.push_back(common::MicroBatches(b, accumulation_));
+    initial_loss_scale_ = trainer_->CalibrateLossScale(batches_);
     return Status::Ok();
   }
 
@@ -79,7 +80,11 @@ class AmpWorkload final : public Workload {
     std::map<std::string, std::string> a{{"batch_size", std::to_string(batch_size_)}};
     if (accumulation_ > 1) a["micro_batch_size"] = std::to_string(batch_size_ / accumulation_);
     if (flops_per_step_ > 0) a["flops_per_step"] = fmt::format("{:.6g}", flops_per_step_);
-    if (precision_ == Precision::kFp16 && trainer_) a["final_loss_scale"] = std::to_string(trainer_->LossScale());
+    if (precision_ == Precision::kFp16 && trainer_) {
+      a["initial_loss_scale"] = fmt::format("{:g} (calibrated in set-up: halved from 2^16 until finite)",
+                                            initial_loss_scale_);
+      a["final_loss_scale"] = fmt::format("{:g}", trainer_->LossScale());
+    }
     if (precision_ != Precision::kFp32) a["loss_tolerance"] = fmt::format("{:g}", LossTolerance(precision_));
     return a;
   }
@@ -97,6 +102,7 @@ class AmpWorkload final : public Workload {
   std::vector<Batch> batches_;
   std::vector<std::vector<Batch>> micro_;  // batches_ split for gradient accumulation
   int64_t accumulation_ = 1;
+  double initial_loss_scale_ = 1;
   std::string channels_last_;
   int64_t batch_size_ = 0;
   int64_t items_ = 0;           // what throughput counts per step (samples, images or tokens)

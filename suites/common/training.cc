@@ -218,6 +218,22 @@ void Trainer::OptimizerStep() {
   at::_amp_update_scale_(scale_, growth_tracker_, found_inf, 2.0, 0.5, 2000);
 }
 
+double Trainer::CalibrateLossScale(const std::vector<Batch>& batches) {
+  if (precision_ != Precision::kFp16) return 1.0;
+  for (const auto& batch : batches) {
+    for (int tries = 0; tries < 24; ++tries) {
+      ForwardBackward(batch);
+      bool finite = true;
+      for (auto& p : params_)
+        if (p.grad().defined()) finite = finite && p.grad().isfinite().all().item<bool>();
+      if (finite) break;
+      scale_.mul_(0.5);
+    }
+  }
+  optimizer_->zero_grad(/*set_to_none=*/true);
+  return LossScale();
+}
+
 double Trainer::LossScale() const { return scale_.defined() ? scale_.item<double>() : 1.0; }
 
 }  // namespace perfbench::common

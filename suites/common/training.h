@@ -129,6 +129,12 @@ class Trainer {
   State Save() const;
   void Restore(const State& state);
   double LossScale() const;
+  // fp16: halves the loss scale from GradScaler's 2^16 until every gradient
+  // of each of `batches` is finite, with no update made (so that timed steps
+  // are not a fresh scaler's skipped first steps, and the loss trajectory
+  // stays paired step by step with fp32's). Returns the scale; 1 for other
+  // precisions.
+  double CalibrateLossScale(const std::vector<Batch>& batches);
 
  private:
   // Forward and backward of `batch` with its loss times `weight`, adding to
