@@ -22,6 +22,11 @@ ModelDef ResNet50Model();
 ModelDef BertModel();
 ModelDef DecoderModel();
 
+// ResNet-50 v1.5 at `size` with `classes` outputs: a Sequential of the stem
+// (Conv2d, BatchNorm2d, ReLU, MaxPool2d), the bottlenecks (children conv1,
+// bn1, conv2, bn2, conv3, bn3 and, where the shape changes, downsample: a
+// Sequential of Conv2d and BatchNorm2d), AdaptiveAvgPool2d, Flatten, Linear.
+Model MakeResNet50(const std::string& size, int64_t classes);
 // ResNet-50's forward FLOP per image at `size` (conv and head GEMMs).
 double ResNet50ForwardFlop(const std::string& size);
 

@@ -64,7 +64,7 @@ struct BottleneckImpl : torch::nn::Module {
 TORCH_MODULE(Bottleneck);
 
 // The network, and its forward FLOP per image in `flop`.
-Model Build(const ResNetSize& s, double* flop) {
+Model Build(const ResNetSize& s, double* flop, int64_t classes = kClasses) {
   FlopCount f;
   f.hw = s.image;
   torch::nn::Sequential seq;
@@ -81,8 +81,8 @@ Model Build(const ResNetSize& s, double* flop) {
     }
   seq->push_back(torch::nn::AdaptiveAvgPool2d(1));
   seq->push_back(torch::nn::Flatten());
-  seq->push_back(torch::nn::Linear(in, kClasses));
-  f.flop += 2.0 * static_cast<double>(in * kClasses);
+  seq->push_back(torch::nn::Linear(in, classes));
+  f.flop += 2.0 * static_cast<double>(in * classes);
   if (flop) *flop = f.flop;
   return Model::Of(seq);
 }
@@ -95,6 +95,8 @@ double ResNet50ForwardFlop(const std::string& size) {
   Build(Size(size), &flop);
   return flop;
 }
+
+Model MakeResNet50(const std::string& size, int64_t classes) { return Build(Size(size), nullptr, classes); }
 
 ModelDef ResNet50Model() {
   return ModelDef{

@@ -1,11 +1,14 @@
 // The quant suite: int8 inference against fp32 on the CPU, LoadGen-style
 // scenarios, with the accuracy gate in the same run.
 //
-// quant/<model>  params precision (fp32 | int8_dynamic | int8_static with a
-//   min/max observer | int8_static_pct with a 0.01/99.99 percentile
-//   observer), scenario, size, min_accuracy_ratio. Precisions of one model
+// quant/<model>  mlp, cnn, bert, resnet50 (quant_net.h); params precision
+//   (fp32 | int8_dynamic | int8_static with a min/max observer |
+//   int8_static_pct with a 0.01/99.99 percentile observer; each model's
+//   variants hold the forms it supports: bert fp32 and int8_dynamic,
+//   resnet50 fp32 and the static ones), scenario, size, min_accuracy_ratio. Precisions of one model
 //   and scenario are interleaved; fp32 is the reference.
-//   single_stream: a repetition issues `queries` (700 quick, 2048 full) one-
+//   single_stream: a repetition issues `queries` (700 quick, 128 for
+//     resnet50, whose int8 single queries take ~7 ms here; 2048 full) one-
 //     sample queries back to back; per-query latency. latency_p50/p90/p99:
 //     nearest rank, reported only with >= 1 / 64 / 662 queries (MLPerf
 //     LoadGen's minima; otherwise the attribute says unavailable).
@@ -26,13 +29,14 @@
 // (quantized:: kernels are CPU-only). `--param kernel=int_mm` is not a
 // variant; tests set it to run the _int_mm path on the CPU.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
 #include <mutex>
 
 #include "perfbench/workload.h"
-#include "quant_model.h"
+#include "quant_net.h"
 #include "common/training.h"
 #include "perfbench/statistics.h"
 
@@ -41,44 +45,56 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::shared_ptr<const QuantModel> Trained(const std::string& model, const std::string& size, uint64_t seed) {
+std::shared_ptr<const QuantNet> Trained(const std::string& model, const std::string& size, uint64_t seed) {
   static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const QuantModel>> cache;
+  static std::map<std::string, std::shared_ptr<const QuantNet>> cache;
   std::lock_guard<std::mutex> lock(mu);
   const std::string key = model + "/" + size + "/" + std::to_string(seed);
   auto& slot = cache[key];
-  if (!slot) slot = std::make_shared<const QuantModel>(model, size, seed);
+  if (!slot) slot = MakeQuantNet(model, size, seed);
   return slot;
 }
 
+struct QuantModelInfo {
+  std::string name, description;
+  std::vector<std::string> precisions;  // fp32 first
+  int64_t quick_queries;                // single_stream queries at --quick
+};
+
 class QuantWorkload : public Workload {
  public:
-  explicit QuantWorkload(std::string model) : model_name_(std::move(model)) {}
+  explicit QuantWorkload(const QuantModelInfo& model) : info_(model) {}
 
   Status SetUp(const RunContext& ctx) override {
     precision_ = ctx.params.Get("precision");
+    if (std::find(info_.precisions.begin(), info_.precisions.end(), precision_) == info_.precisions.end())
+      return Status::Error("quant/" + info_.name + " runs " + fmt::format("{}", fmt::join(info_.precisions, ", ")) +
+                           ", not precision '" + precision_ + "'");
     scenario_ = ctx.params.Get("scenario");
     const std::string size = ctx.params.Get("size", ctx.settings.quick ? "quick" : "full");
     min_ratio_ = std::stod(ctx.params.Get("min_accuracy_ratio", "0.99"));
-    queries_ = ctx.params.GetInt("queries", size == "quick" ? 700 : 2048);
+    queries_ = ctx.params.GetInt("queries", size == "quick" ? info_.quick_queries : 2048);
     if (queries_ < 1) return Status::Error("queries must be at least 1");
     const double miscalibrate = std::stod(ctx.params.Get("miscalibrate", "1"));
     engine_ = SelectQEngine();
-    auto trained = Trained(model_name_, size, ctx.settings.seed);
-    model_ = std::make_unique<QuantModel>(*trained);  // own packed weights and scales
     // int8 dynamic on a GPU, or on request on the CPU: _int_mm.
-    intmm_ = precision_ == "int8_dynamic" && (ctx.settings.device == "cuda" || ctx.params.Get("kernel", "") == "int_mm");
-    kernel_ = precision_ == "fp32"  ? "aten fp32"
-              : intmm_              ? "at::_int_mm"
-              : precision_ == "int8_dynamic" ? "quantized::linear_dynamic"
-                                             : "quantized::linear / conv2d";
-    if (intmm_) model_->PrepareIntMm();
-    else if (precision_ == "int8_dynamic") model_->PrepareDynamic();
-    if (precision_ == "int8_static") model_->Calibrate(Observer::kMinMax, miscalibrate);
-    if (precision_ == "int8_static_pct") model_->Calibrate(Observer::kPercentile, miscalibrate);
+    const bool intmm =
+        precision_ == "int8_dynamic" && (ctx.settings.device == "cuda" || ctx.params.Get("kernel", "") == "int_mm");
+    mode_ = intmm ? Mode::kIntMm : ParseMode(precision_);
+    auto trained = Trained(info_.name, size, ctx.settings.seed);
+    if (const std::string why = trained->Unsupported(mode_); !why.empty()) return Status::Error(why);
+    model_ = trained->Clone();  // own packed weights and scales
+    kernel_ = mode_ == Mode::kFp32      ? "aten fp32"
+              : mode_ == Mode::kIntMm   ? "at::_int_mm"
+              : mode_ == Mode::kDynamic ? "quantized::linear_dynamic"
+                                        : "quantized::linear / conv2d";
+    if (mode_ == Mode::kIntMm) model_->PrepareIntMm();
+    if (mode_ == Mode::kDynamic) model_->PrepareDynamic();
+    if (mode_ == Mode::kStatic)
+      model_->Calibrate(precision_ == "int8_static_pct" ? Observer::kPercentile : Observer::kMinMax, miscalibrate);
     if (ctx.settings.device == "cuda") model_->To(torch::Device(torch::kCUDA));
-    fp32_accuracy_ = trained->Accuracy("fp32");
-    accuracy_ = model_->Accuracy(intmm_ ? "int8_intmm" : precision_);
+    fp32_accuracy_ = trained->Accuracy(Mode::kFp32);
+    accuracy_ = model_->Accuracy(mode_);
     test_ = model_->data().test_x.to(model_->device());
     for (int64_t i = 0; i < std::min<int64_t>(queries_, test_.size(0)); ++i) singles_.push_back(test_.slice(0, i, i + 1));
     return Status::Ok();
@@ -116,7 +132,7 @@ class QuantWorkload : public Workload {
     }
     rec.Add("accuracy", accuracy_);
     rec.Add("accuracy_ratio", accuracy_ / fp32_accuracy_);
-    rec.Add("model_bytes", static_cast<double>(model_->ModelBytes(precision_)));
+    rec.Add("model_bytes", static_cast<double>(model_->ModelBytes(mode_)));
     return Status::Ok();
   }
 
@@ -140,19 +156,15 @@ class QuantWorkload : public Workload {
   }
 
  private:
-  torch::Tensor Forward(const torch::Tensor& x) const {
-    if (precision_ == "fp32") return model_->Fp32(x);
-    if (intmm_) return model_->Int8IntMm(x);
-    if (precision_ == "int8_dynamic") return model_->Int8Dynamic(x);
-    return model_->Int8Static(x);
-  }
+  torch::Tensor Forward(const torch::Tensor& x) const { return model_->Forward(x, mode_); }
 
-  std::string model_name_, precision_, scenario_, engine_, kernel_, p90_note_, p99_note_;
-  bool intmm_ = false;
+  const QuantModelInfo& info_;
+  std::string precision_, scenario_, engine_, kernel_, p90_note_, p99_note_;
+  Mode mode_ = Mode::kFp32;
   torch::Tensor test_;
   double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;
   int64_t queries_ = 700;
-  std::unique_ptr<QuantModel> model_;
+  std::unique_ptr<QuantNet> model_;
   std::vector<torch::Tensor> singles_;
 };
 
@@ -164,20 +176,33 @@ std::string SkipReason(const Params& p, const std::string& device) {
   return "";
 }
 
-WorkloadInfo Info(const std::string& model) {
+
+const std::vector<QuantModelInfo>& QuantModels() {
+  static const std::vector<QuantModelInfo> models = {
+      {"mlp", "int8 vs fp32 inference of a trained MLP (Linear-heavy)",
+       {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}, 700},
+      {"cnn", "int8 vs fp32 inference of a trained small CNN", {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}, 700},
+      {"bert", "BERT encoder (base at full size, sequence 384), int8 dynamic of its Linear layers vs fp32",
+       {"fp32", "int8_dynamic"}, 700},
+      {"resnet50", "ResNet-50 v1.5 (224x224 at full size), batch norm folded, int8 static vs fp32",
+       {"fp32", "int8_static", "int8_static_pct"}, 128},
+  };
+  return models;
+}
+
+WorkloadInfo Info(const QuantModelInfo& model) {
   WorkloadInfo info;
   info.suite = "quant";
-  info.name = model;
-  info.description = model == "mlp" ? "int8 vs fp32 inference of a trained MLP (Linear-heavy)"
-                                    : "int8 vs fp32 inference of a trained small CNN";
+  info.name = model.name;
+  info.description = model.description;
   info.metrics = {{"step_time", "s", Better::kLower},       {"latency_p50", "s", Better::kLower},
                   {"latency_p90", "s", Better::kLower},     {"latency_p99", "s", Better::kLower},
                   {"throughput", "samples/s", Better::kHigher}, {"accuracy", "1", Better::kHigher},
                   {"accuracy_ratio", "ratio", Better::kHigher}, {"model_bytes", "bytes", Better::kLower},
                   {"speedup", "ratio", Better::kHigher}};
-  auto variants = [](const std::string& size) {
+  auto variants = [&](const std::string& size) {
     return Params::Product({{"scenario", {"single_stream", "offline"}},
-                            {"precision", {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}},
+                            {"precision", model.precisions},
                             {"size", {size}},
                             {"min_accuracy_ratio", {"0.99"}}});
   };
@@ -187,20 +212,23 @@ WorkloadInfo Info(const std::string& model) {
   info.reference_value = "fp32";
   info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant}};
   info.skip_reason = SkipReason;
-  info.knobs = {{"precision", {{"precision", "fp32"}}, {{{"precision", "int8_dynamic"}}, {{"precision", "int8_static"}}}}};
+  std::vector<Params> tries;
+  for (size_t i = 1; i < model.precisions.size() && model.precisions[i] != "int8_static_pct"; ++i)
+    tries.push_back(Params{{"precision", model.precisions[i]}});
+  info.knobs = {{"precision", {{"precision", "fp32"}}, tries}};
   return info;
 }
 
-class Mlp : public QuantWorkload {
- public:
-  Mlp() : QuantWorkload("mlp") {}
-};
-class Cnn : public QuantWorkload {
- public:
-  Cnn() : QuantWorkload("cnn") {}
-};
-PERFBENCH_REGISTER_WORKLOAD(Mlp, Info("mlp"));
-PERFBENCH_REGISTER_WORKLOAD(Cnn, Info("cnn"));
+#define PERFBENCH_QUANT_MODEL(Type, index)                               \
+  class Type : public QuantWorkload {                                    \
+   public:                                                               \
+    Type() : QuantWorkload(QuantModels()[index]) {}                      \
+  };                                                                     \
+  PERFBENCH_REGISTER_WORKLOAD(Type, Info(QuantModels()[index]))
+PERFBENCH_QUANT_MODEL(Mlp, 0);
+PERFBENCH_QUANT_MODEL(Cnn, 1);
+PERFBENCH_QUANT_MODEL(Bert, 2);
+PERFBENCH_QUANT_MODEL(ResNet50, 3);
 
 }  // namespace
 }  // namespace perfbench::quant

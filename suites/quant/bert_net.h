@@ -1,0 +1,53 @@
+// quant/bert: the shared BERT encoder (common/bert.cc) trained on a topic
+// task, run with its Linear layers in int8 dynamic (PyTorch's canonical
+// quantize_dynamic case) or through _int_mm; embeddings, layer norms,
+// softmax and GELU stay fp32.
+//   task: a sequence opens with token 0 ([CLS]); every other token is drawn
+//     uniformly from the vocabulary, or with probability 0.2 from the label's
+//     topic (the tokens t with t mod 10 = label). Held-out sequences are new.
+//   quick: 2 layers, hidden 128, 2 heads, vocabulary 1000, sequence 64;
+//     4096 training sequences, 400 Adam steps of 32
+//   full:  BERT-base (12/768/12, vocabulary 30522) at sequence 384;
+//     1024 training sequences, 128 steps of 8 (a short schedule: expensive
+//     on a CPU)
+// The inference forward reads the trained module's parameters by name and
+// is tested equal to the module's own forward in fp32.
+#pragma once
+
+#include "quant_net.h"
+
+namespace perfbench::quant {
+
+class BertNet : public QuantNet {
+ public:
+  BertNet(const std::string& size, uint64_t seed);
+  std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<BertNet>(*this); }
+  std::string Unsupported(Mode mode) const override;
+  void PrepareDynamic() override;
+  void PrepareIntMm() override;
+  void Calibrate(Observer observer, double miscalibrate = 1.0) override;
+  torch::Tensor Forward(const torch::Tensor& ids, Mode mode) const override;
+  int64_t ModelBytes(Mode mode) const override;
+  void To(const torch::Device& device) override;
+  // The trained module's own forward (tests compare it with Forward).
+  torch::Tensor ModuleForward(const torch::Tensor& ids) const;
+
+ private:
+  struct Linear {
+    torch::Tensor weight, bias;
+    c10::IValue packed;
+    IntMmLinear intmm;
+  };
+  torch::Tensor Apply(const std::string& name, const torch::Tensor& x, Mode mode) const;
+  torch::Tensor LayerNorm(const std::string& name, const torch::Tensor& x) const;
+  torch::Tensor Layer(int64_t i, const torch::Tensor& x, Mode mode) const;
+
+  std::shared_ptr<torch::nn::Module> module_;
+  std::function<torch::Tensor(const torch::Tensor&)> module_forward_;
+  std::map<std::string, torch::Tensor> tensors_;  // embeddings and layer norms
+  std::map<std::string, Linear> linears_;
+  int64_t layers_ = 0, heads_ = 0;
+  bool reduce_range_ = false;
+};
+
+}  // namespace perfbench::quant

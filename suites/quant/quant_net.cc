@@ -1,0 +1,75 @@
+#include "quant_net.h"
+
+#include <stdexcept>
+
+#include "bert_net.h"
+#include "layer_net.h"
+#include "resnet_net.h"
+#include "common/synthetic_images.h"
+
+namespace perfbench::quant {
+
+Mode ParseMode(const std::string& precision) {
+  if (precision == "fp32") return Mode::kFp32;
+  if (precision == "int8_dynamic") return Mode::kDynamic;
+  if (precision == "int8_static" || precision == "int8_static_pct") return Mode::kStatic;
+  if (precision == "int8_intmm") return Mode::kIntMm;
+  throw std::invalid_argument("unknown precision '" + precision + "'");
+}
+
+double QuantNet::Accuracy(Mode mode) const {
+  torch::InferenceMode guard;
+  std::vector<torch::Tensor> parts;
+  const auto& x = data_.test_x;
+  for (int64_t i = 0; i < x.size(0); i += 256) {
+    auto chunk = x.slice(0, i, std::min(i + 256, x.size(0)));
+    parts.push_back(Forward(chunk.to(device_), mode).argmax(1).to(torch::kCPU));
+  }
+  return torch::cat(parts).eq(data_.test_y).to(torch::kFloat64).mean().item<double>();
+}
+
+std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed) {
+  if (name == "mlp" || name == "cnn") return std::make_unique<LayerNet>(name, size, seed);
+  if (name == "bert") return std::make_unique<BertNet>(size, seed);
+  if (name == "resnet50") return std::make_unique<ResNetNet>(size, seed);
+  throw std::invalid_argument("unknown quant model '" + name + "'");
+}
+
+void FitClassifier(const std::vector<torch::Tensor>& params,
+                   const std::function<torch::Tensor(const torch::Tensor&)>& forward, const TaskData& data,
+                   int64_t steps, int64_t batch, double lr) {
+  torch::optim::Adam opt(params, torch::optim::AdamOptions(lr));
+  torch::AutoGradMode enable(true);
+  const int64_t train = data.train_x.size(0);
+  for (int64_t step = 0; step < steps; ++step) {
+    const int64_t start = (step * batch) % (train - batch);
+    opt.zero_grad();
+    auto loss = torch::nn::functional::cross_entropy(forward(data.train_x.slice(0, start, start + batch)),
+                                                     data.train_y.slice(0, start, start + batch));
+    loss.backward();
+    opt.step();
+  }
+}
+
+std::pair<torch::Tensor, torch::Tensor> NoisyImages(uint64_t seed, int64_t n, int64_t image, double noise) {
+  auto x = torch::empty({n, 3, image, image});
+  auto y = torch::empty({n}, torch::kInt64);
+  std::vector<uint8_t> rgb;
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t label = 0;
+    common::SynthesizeImage(seed, i, image, 10, &rgb, &label);
+    x[i] = torch::from_blob(rgb.data(), {image, image, 3}, torch::kUInt8).permute({2, 0, 1}).to(torch::kFloat32)
+               .div(255.0).sub(0.5).div(0.25);
+    y[i] = label;
+  }
+  x.add_(torch::randn(x.sizes()) * noise);
+  return {x, y};
+}
+
+TaskData SplitTask(const torch::Tensor& x, const torch::Tensor& y, int64_t train, int64_t calib) {
+  const int64_t n = x.size(0);
+  return TaskData{x.slice(0, 0, train), y.slice(0, 0, train), x.slice(0, train, train + calib),
+                  x.slice(0, train + calib, n), y.slice(0, train + calib, n)};
+}
+
+}  // namespace perfbench::quant

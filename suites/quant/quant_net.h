@@ -1,0 +1,93 @@
+// A model of the quant suite: trained at start (seeded, deterministic) on a
+// learnable synthetic task with a held-out split, then run in fp32 and in
+// the int8 forms it supports.
+//   mlp, cnn   small layer stacks (layer_net.h): every form
+//   bert       a BERT encoder (bert_net.h): int8 dynamic, its Linear layers
+//   resnet50   ResNet-50 v1.5, batch norm folded (resnet_net.h): int8 static
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "int8_ops.h"
+
+namespace perfbench::quant {
+
+// How a forward pass runs:
+//   kFp32     the trained model in fp32
+//   kDynamic  int8 weights, activations quantized on the fly per call
+//             (quantized::linear_dynamic; convolutions stay fp32)
+//   kStatic   int8 weights and activations with qparams from calibration
+//   kIntMm    int8 dynamic through at::_int_mm (the GPU's int8 path)
+enum class Mode { kFp32, kDynamic, kStatic, kIntMm };
+
+// "fp32" | "int8_dynamic" | "int8_static" | "int8_static_pct" | "int8_intmm";
+// throws std::invalid_argument otherwise.
+Mode ParseMode(const std::string& precision);
+
+struct TaskData {
+  torch::Tensor train_x, train_y, calib_x, test_x, test_y;
+};
+
+class QuantNet {
+ public:
+  virtual ~QuantNet() = default;
+  // A copy with its own int8 state (the trained weights are shared).
+  virtual std::unique_ptr<QuantNet> Clone() const = 0;
+
+  const TaskData& data() const { return data_; }
+  torch::Device device() const { return device_; }
+  // Whether `mode` is supported, and why not ("" when it is).
+  virtual std::string Unsupported(Mode mode) const = 0;
+
+  // Prepare the int8 forms: packed weights for kDynamic, the _int_mm weights,
+  // or calibration on the held-out calibration split for kStatic. Every
+  // activation scale is multiplied by `miscalibrate` (tests: 100 is a
+  // deliberately broken calibration).
+  virtual void PrepareDynamic() = 0;
+  virtual void PrepareIntMm() = 0;
+  virtual void Calibrate(Observer observer, double miscalibrate = 1.0) = 0;
+  // Activation qparams by name, after Calibrate.
+  const std::map<std::string, QParams>& activation_qparams() const { return act_; }
+
+  // Logits [batch, classes] for a batch of samples.
+  virtual torch::Tensor Forward(const torch::Tensor& x, Mode mode) const = 0;
+  // Weight bytes in `mode`: int8 weights, fp32 biases, a scale and zero
+  // point per int8 tensor or channel (packing overhead not counted).
+  virtual int64_t ModelBytes(Mode mode) const = 0;
+  // Moves the fp32 and _int_mm weights (and the test data) to `device`.
+  virtual void To(const torch::Device& device) = 0;
+
+  // Top-1 accuracy on the held-out test split, in chunks of 256 samples.
+  double Accuracy(Mode mode) const;
+
+ protected:
+  TaskData data_;
+  std::map<std::string, QParams> act_;
+  torch::Device device_{torch::kCPU};
+};
+
+// The model `name` ("mlp" | "cnn" | "bert" | "resnet50") at `size` ("quick" |
+// "full"), trained; throws std::invalid_argument for an unknown name.
+std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed);
+
+// Trains `params` with Adam for `steps` batches of `batch` taken in turn from
+// the training split, with cross-entropy of `forward`'s logits.
+void FitClassifier(const std::vector<torch::Tensor>& params,
+                   const std::function<torch::Tensor(const torch::Tensor&)>& forward, const TaskData& data,
+                   int64_t steps, int64_t batch, double lr);
+
+// `n` of the shared synthetic images (stripes and colours per class, 10
+// classes), image x image, normalised, plus N(0, noise^2) pixel noise so that
+// held-out accuracy has room to move; deterministic in `seed`.
+std::pair<torch::Tensor, torch::Tensor> NoisyImages(uint64_t seed, int64_t n, int64_t image, double noise);
+
+// Splits `x`, `y` (n samples) into train | calib | test of the given sizes.
+TaskData SplitTask(const torch::Tensor& x, const torch::Tensor& y, int64_t train, int64_t calib);
+
+}  // namespace perfbench::quant
