@@ -16,11 +16,20 @@ class FakeBackend final : public DeviceBackend {
  public:
   std::string Name() const override { return "fake"; }
   bool Memory(const std::string&, int64_t* current, int64_t* peak) override {
+    if (memory_throws) throw std::runtime_error("Invalid device argument 0: did you call init?");
     *current = current_;
     *peak = peak_;
     return true;
   }
   void ResetPeakMemory(const std::string&) override { peak_ = current_; }
+  // A device fault that surfaces when the step's events are read, as a
+  // CUDA device-side assert does.
+  double EndStep(const std::string&) override {
+    if (++end_steps == end_step_throws_at) throw std::runtime_error("CUDA error: device-side assert triggered");
+    return -1;
+  }
+  int end_steps = 0, end_step_throws_at = -1;
+  bool memory_throws = false;
   void Allocate(int64_t n) {
     current_ += n;
     peak_ = std::max(peak_, current_);
@@ -189,6 +198,35 @@ TEST(Runner, SetUpExceptionsAndSkipsAreRecorded) {
   EXPECT_EQ(out[1].reason, "set-up: not here");
   EXPECT_EQ(out[2].status, ResultStatus::kFailed);
   EXPECT_EQ(out[2].reason, "set-up: no device");
+}
+
+TEST(Runner, AFaultInTheBackendFailsTheVariantNotTheRun) {
+  Script s1, s2;
+  auto faulty = Make(&s1, {"ref"});
+  auto next = Make(&s2, {"ref"});
+  FakeBackend backend;
+  backend.end_step_throws_at = 2;
+  Runner runner(Settings(1, 3), backend);
+  std::vector<VariantOutcome> seen;
+  runner.RunAll({Group(faulty), Group(next)}, [&](const std::vector<VariantOutcome>& o) {
+    seen.insert(seen.end(), o.begin(), o.end());
+  });
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_EQ(seen[0].status, ResultStatus::kFailed);
+  EXPECT_NE(seen[0].reason.find("device-side assert"), std::string::npos) << seen[0].reason;
+  EXPECT_EQ(seen[1].status, ResultStatus::kOk);
+}
+
+TEST(Runner, AMemoryCounterThatThrowsAtSetUpFailsTheVariant) {
+  Script s;
+  auto w = Make(&s, {"ref"});
+  FakeBackend backend;
+  backend.memory_throws = true;
+  Runner runner(Settings(0, 2), backend);
+  auto out = runner.RunGroup(Group(w));
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].status, ResultStatus::kFailed);
+  EXPECT_EQ(out[0].reason, "set-up: Invalid device argument 0: did you call init?");
 }
 
 TEST(Runner, RunAllContinuesAfterAFailedGroup) {

@@ -151,6 +151,13 @@ class GroupRun {
   void Measure();
   void Accept(Live& v, EngineVariant& e);
   void Step(Live& v, bool record, const std::string& phase);
+  struct StepMemory {
+    int64_t current = 0, peak = 0, after = 0, step_peak = 0;
+    bool ok = false;
+  };
+  Status MemoryBefore(StepMemory& m, const std::string& phase);
+  Status MemoryAfter(StepMemory& m, const std::string& phase);
+  Status TimedStep(Live& v, Recorder& rec, const std::string& phase, double* device_s);
   bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
   void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok, double joules);
   // Joules on the device's energy counter, or a negative number without one.
@@ -176,49 +183,74 @@ void GroupRun::SetUp(Live& v) {
   const Params& params = v.outcome.variant.params;
   if (std::string why = SkipReason(v.outcome.variant, s_.device); !why.empty()) return Skip(v, why);
   const double t0 = now_();
-  int64_t before = 0, peak = 0;
-  backend_.Synchronize(s_.device);
-  backend_.Memory(s_.device, &before, &peak);
+  int64_t before = 0, after = 0, peak = 0;
   const RunContext ctx{params, s_, process_seed_};
+  // The backend's calls are guarded too: a device fault (a CUDA error, an
+  // allocator assert) fails this variant, not the run.
   Status st = Guarded("set-up", [&] {
+    backend_.Synchronize(s_.device);
+    backend_.Memory(s_.device, &before, &peak);
     v.workload = v.outcome.variant.workload->factory();
-    return v.workload->SetUp(ctx);
+    Status set_up = v.workload->SetUp(ctx);
+    backend_.Synchronize(s_.device);
+    if (backend_.Memory(s_.device, &after, &peak)) v.owned_bytes += after - before;
+    return set_up;
   });
-  backend_.Synchronize(s_.device);
-  int64_t after = 0;
-  if (backend_.Memory(s_.device, &after, &peak)) v.owned_bytes += after - before;
   v.spent_s += now_() - t0;
   if (st.skipped()) return Skip(v, st.message());
   if (!st.ok()) return Fail(v, st.message());
   v.active = true;
 }
 
+// The backend's memory counters before a step (the device idle, the peak
+// reset) and after it. Backend calls are guarded like the workload's: a
+// device fault (a CUDA error, an allocator assert) fails the variant, not the run.
+Status GroupRun::MemoryBefore(StepMemory& m, const std::string& phase) {
+  return Guarded(phase, [&] {
+    backend_.Synchronize(s_.device);
+    m.ok = backend_.Memory(s_.device, &m.current, &m.peak);
+    backend_.ResetPeakMemory(s_.device);
+    return Status::Ok();
+  });
+}
+
+Status GroupRun::MemoryAfter(StepMemory& m, const std::string& phase) {
+  return Guarded(phase, [&] {
+    m.ok = m.ok && backend_.Memory(s_.device, &m.after, &m.step_peak);
+    return Status::Ok();
+  });
+}
+
+// The timed part: the step between the backend's step brackets, then a
+// synchronise before the clock is read (launches are asynchronous).
+Status GroupRun::TimedStep(Live& v, Recorder& rec, const std::string& phase, double* device_s) {
+  return Guarded(phase, [&] {
+    backend_.BeginStep(s_.device);
+    Status step = v.workload->RunStep(rec);
+    *device_s = backend_.EndStep(s_.device);
+    backend_.Synchronize(s_.device);
+    return step;
+  });
+}
+
 void GroupRun::Step(Live& v, bool record, const std::string& phase) {
-  const std::string& dev = s_.device;
   Recorder rec(info_);
-  int64_t current = 0, peak = 0;
+  StepMemory mem;
   const double t_begin = now_();
-  backend_.Synchronize(dev);
-  const bool have_mem = backend_.Memory(dev, &current, &peak);
-  backend_.ResetPeakMemory(dev);
+  Status st = MemoryBefore(mem, phase);
   if (info_.FindMetric("peak_rss")) ResetPeakRss();
   const double e0 = Joules();
   // The device is idle here, so the clock starts with the step's first launch.
   const double t0 = now_();
-  backend_.BeginStep(dev);
-  Status st = Guarded(phase, [&] { return v.workload->RunStep(rec); });
-  const double device_s = backend_.EndStep(dev);
-  // Synchronise before reading the clock: launches are asynchronous.
-  backend_.Synchronize(dev);
+  double device_s = -1;
+  if (st.ok()) st = TimedStep(v, rec, phase, &device_s);
   const double t1 = now_();
   const double e1 = Joules();
   v.spent_s += t1 - t_begin;
-  if (!Check(v, st, rec, phase)) return;
-  int64_t after = 0, step_peak = 0;
-  const bool mem_ok = have_mem && backend_.Memory(dev, &after, &step_peak);
-  const int64_t transient = mem_ok ? std::max<int64_t>(0, step_peak - current) : 0;
+  if (!Check(v, st, rec, phase) || !Check(v, MemoryAfter(mem, phase), rec, phase)) return;
+  const int64_t transient = mem.ok ? std::max<int64_t>(0, mem.step_peak - mem.current) : 0;
   const int64_t peak_bytes = v.owned_bytes + transient;
-  if (mem_ok) v.owned_bytes += after - current;
+  if (mem.ok) v.owned_bytes += mem.after - mem.current;
   const double host_s = t1 - t0;
   if (!record) {
     v.warmup_step_s.push_back(host_s);
@@ -226,7 +258,7 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   }
   const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_ : device_s >= 0 ? device_s : host_s;
   *timed_s_ += t1 - t_begin;
-  Record(v, rec, seconds, peak_bytes, mem_ok, e0 >= 0 && e1 >= 0 ? e1 - e0 : -1);
+  Record(v, rec, seconds, peak_bytes, mem.ok, e0 >= 0 && e1 >= 0 ? e1 - e0 : -1);
   if (v.spent_s > s_.timeout_s && v.done < v.target)
     Fail(v, fmt::format("time limit of {:g} s exceeded after {} of {} repetitions", s_.timeout_s, v.done, v.target));
 }
