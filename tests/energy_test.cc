@@ -5,6 +5,7 @@
 // utilisation samples, GPM SM activity, violation time and clock events.
 #include "energy.h"
 #include "gpu_monitor.h"
+#include "nvml.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -60,6 +61,16 @@ TEST(Nvml, AnAbsentLibraryIsUnavailableNotAnError) {
   const auto m = MakeNvmlMeter(0, "libperfbench-no-such-nvml.so");
   EXPECT_NE(m->Unavailable().find("not found"), std::string::npos) << m->Unavailable();
   EXPECT_DOUBLE_EQ(m->Joules(), 0);
+}
+
+TEST(Nvml, TheDriverVersionIsReadFromProcWhenNvmlIsAbsent) {
+  EXPECT_EQ(ParseProcDriverVersion("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu Oct 2 2025\n"
+                                   "GCC version:  gcc version 12.2.0\n"),
+            "580.159.03");
+  EXPECT_EQ(ParseProcDriverVersion("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  570.86.15  Release Build\n"),
+            "570.86.15");
+  EXPECT_EQ(ParseProcDriverVersion(""), "");
+  EXPECT_EQ(ParseProcDriverVersion("GCC version: 12.2.0"), "");
 }
 
 TEST(Nvml, TheEnergyCounterCountsFromTheMeterStart) {

@@ -112,6 +112,8 @@ int RunCmd(const std::vector<std::string>& args) {
   DeviceBackend& backend = GetDeviceBackend();
   std::vector<VariantRef> variants;
   const RunSettings settings = SettingsFromFlags(vm, backend, &variants);
+  // A launched rank takes its LOCAL_RANK's GPU before anything touches cuda:0.
+  backend.SelectDevice(settings.device, settings.launch.local_rank);
   const auto groups = GroupVariants(variants);
   backend.SetThreads(settings.threads);
   Execution done;

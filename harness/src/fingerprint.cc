@@ -1,5 +1,7 @@
 #include "fingerprint.h"
 
+#include "nvml.h"
+
 #include <fmt/format.h>
 
 #include <sys/utsname.h>
@@ -103,6 +105,7 @@ nlohmann::json CaptureFingerprint(const DeviceBackend& backend) {
   fp["gpu_names"] = nlohmann::json::array();
   fp["gpu_memory_bytes"] = nlohmann::json::array();
   backend.AddFingerprint(fp);
+  if (const std::string driver = NvidiaDriverVersion(); !driver.empty()) fp["nvidia_driver"] = driver;
   return fp;
 }
 

@@ -2,6 +2,10 @@
 
 #include <dlfcn.h>
 
+#include <fstream>
+#include <regex>
+#include <sstream>
+
 namespace perfbench {
 
 NvmlDevice::NvmlDevice(int index, const std::string& library) {
@@ -23,5 +27,26 @@ NvmlDevice::NvmlDevice(int index, const std::string& library) {
 }
 
 void* NvmlDevice::Lookup(const char* name) const { return lib_ ? dlsym(lib_, name) : nullptr; }
+
+std::string ParseProcDriverVersion(const std::string& text) {
+  static const std::regex kernel_module(R"(Kernel Module\s+(?:for \S+\s+)?([0-9]+(?:\.[0-9]+)+))");
+  std::smatch m;
+  return std::regex_search(text, m, kernel_module) ? m[1].str() : "";
+}
+
+std::string NvidiaDriverVersion() {
+  const NvmlDevice nvml(0, "libnvidia-ml.so.1");
+  using Version = int (*)(char*, unsigned int);
+  if (nvml.Unavailable().empty()) {
+    if (auto get = nvml.Symbol<Version>("nvmlSystemGetDriverVersion")) {
+      char buf[96] = {};
+      if (get(buf, sizeof buf) == 0 && buf[0] != '\0') return buf;
+    }
+  }
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::stringstream text;
+  text << in.rdbuf();
+  return ParseProcDriverVersion(text.str());
+}
 
 }  // namespace perfbench

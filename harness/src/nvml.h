@@ -31,4 +31,13 @@ class NvmlDevice {
   std::string why_;
 };
 
+// The NVIDIA driver's own version ("580.159.03"): NVML's
+// nvmlSystemGetDriverVersion, else /proc/driver/nvidia/version; "" where
+// there is no driver. (cudaDriverGetVersion gives the CUDA API level the
+// driver supports, 13000, not its build.)
+std::string NvidiaDriverVersion();
+// The version in the text of /proc/driver/nvidia/version ("NVRM version:
+// NVIDIA UNIX x86_64 Kernel Module  580.159.03  Thu ..."), or "".
+std::string ParseProcDriverVersion(const std::string& text);
+
 }  // namespace perfbench

@@ -107,6 +107,15 @@ class TorchBackend final : public DeviceBackend {
   }
   int Threads() const override { return at::get_num_threads(); }
 
+  void SelectDevice(const std::string& device, int index) override {
+#ifdef PERFBENCH_WITH_CUDA
+    if (device == "cuda" && index >= 0 && index < static_cast<int>(torch::cuda::device_count()))
+      c10::cuda::set_device(static_cast<c10::DeviceIndex>(index));
+#else
+    (void)device, (void)index;
+#endif
+  }
+
   void Synchronize(const std::string& device) override {
     if (device == "cuda") torch::cuda::synchronize();
   }
@@ -139,9 +148,13 @@ class TorchBackend final : public DeviceBackend {
     return -1;
   }
 
+  // The caching allocator's statistics assert "Invalid device argument 0:
+  // did you call init?" until CUDA's lazy initialisation has run, and the
+  // runner asks before any workload has touched the device.
   bool Memory(const std::string& device, int64_t* current, int64_t* peak) override {
 #ifdef PERFBENCH_WITH_CUDA
     if (device == "cuda") {
+      at::globalContext().lazyInitDevice(c10::kCUDA);
       const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
       *current = stats.allocated_bytes[0].current;  // index 0: aggregate pool
       *peak = stats.allocated_bytes[0].peak;
@@ -158,6 +171,7 @@ class TorchBackend final : public DeviceBackend {
   void ResetPeakMemory(const std::string& device) override {
 #ifdef PERFBENCH_WITH_CUDA
     if (device == "cuda") {
+      at::globalContext().lazyInitDevice(c10::kCUDA);
       c10::cuda::CUDACachingAllocator::resetPeakStats(c10::cuda::current_device());
       return;
     }
@@ -204,9 +218,12 @@ class TorchBackend final : public DeviceBackend {
     fp["cuda_compiled"] = true;
     int runtime = 0, driver = 0;
     if (cudaRuntimeGetVersion(&runtime) == cudaSuccess) fp["cuda_runtime"] = VersionString(runtime);
+    // The CUDA API level the driver supports; its build is nvidia_driver (the core's fingerprint).
     if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) fp["cuda_driver"] = VersionString(driver);
     if (torch::cuda::is_available()) {
-      fp["cudnn_version"] = at::detail::getCUDAHooks().versionCuDNN();
+      // The cuDNN loaded at run time (the wheel's nvidia/cudnn), and the one LibTorch was built with.
+      fp["cudnn_version"] = at::detail::getCUDAHooks().versionRuntimeCuDNN();
+      fp["cudnn_compiled"] = at::detail::getCUDAHooks().versionCuDNN();
       const int n = static_cast<int>(torch::cuda::device_count());
       fp["gpu_count"] = n;
       nlohmann::json names = nlohmann::json::array(), mem = nlohmann::json::array();

@@ -22,6 +22,10 @@ class DeviceBackend {
   // Intra-op threads; 0 leaves the library default.
   virtual void SetThreads(int threads) { (void)threads; }
   virtual int Threads() const { return 0; }
+  // Makes device `index` of kind `device` ("cuda") this process's current
+  // one, before anything touches a device: a launched rank uses its
+  // LOCAL_RANK's GPU, not cuda:0. Out-of-range indices are left alone.
+  virtual void SelectDevice(const std::string& device, int index) { (void)device, (void)index; }
   // Blocks until all queued work on `device` is done.
   virtual void Synchronize(const std::string& device) { (void)device; }
   // Bracket one step; EndStep returns the device-measured seconds (CUDA

@@ -72,8 +72,8 @@ std::string JsonText(const nlohmann::json& fp, const std::string& field) {
 }
 
 const std::vector<std::string>& SoftwareFields() {
-  static const std::vector<std::string> f = {"torch_version", "cuda_runtime", "cuda_driver", "cudnn_version",
-                                             "nccl_version", "cuda_compiled", "compiler", "build_type",
+  static const std::vector<std::string> f = {"torch_version", "cuda_runtime", "cuda_driver", "nvidia_driver",
+                                             "cudnn_version", "cudnn_compiled", "nccl_version", "cuda_compiled", "compiler", "build_type",
                                              "perfbench_version", "git_sha", "intra_op_threads", "kernel", "os"};
   return f;
 }
