@@ -55,6 +55,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+int CudaDevices() {
+#ifdef PERFBENCH_WITH_CUDA
+  return static_cast<int>(c10::cuda::device_count());
+#else
+  return 0;
+#endif
+}
+
 double Seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
 
@@ -322,6 +330,9 @@ class DdpWorkload : public Workload {
     spec_launch_source_ = launch.source;
     if (launch.Fixed() && world_ != launch.world_size)
       return Status::Skipped("launched with world size " + std::to_string(launch.world_size));
+    if (ctx.params.Get("backend") == "nccl")
+      if (const std::string why = NcclPlacement(RanksPerNode(launch, world_), CudaDevices(), BoundPerRank()); !why.empty())
+        return Status::Skipped(why);
     saved_threads_ = at::get_num_threads();
     at::set_num_threads(spec_.threads());
     try {
@@ -353,7 +364,11 @@ class DdpWorkload : public Workload {
       g = core_->Step(k);
     } catch (const std::exception& e) {
       at::set_num_threads(saved_threads_);
-      throw std::runtime_error(ranks_->Diagnose("step " + std::to_string(k), e.what()));
+      const std::string why = ranks_->Diagnose("step " + std::to_string(k), e.what());
+      // Let go of the group now (workers stopped, communicators freed), not at the group's end.
+      core_.reset();
+      ranks_.reset();
+      throw std::runtime_error(why);
     }
     at::set_num_threads(saved_threads_);
     Record(g, rec);
@@ -385,9 +400,9 @@ class DdpWorkload : public Workload {
   }
 
   void TearDown() override {
-    if (ranks_ && ranks_->rank() != 0) {
+    if (ranks_) {
       try {
-        ranks_->Exchange(Command::kStop, 0);  // rank 0 says stop
+        ranks_->AwaitStop();  // a launched follower: rank 0 says stop
       } catch (const std::exception&) {
       }
     }
@@ -447,15 +462,8 @@ class DdpWorkload : public Workload {
 
 std::string SkipReason(const Params& p, const std::string& device) {
   const std::string backend = p.Get("backend");
-  const int world = static_cast<int>(p.GetInt("world_size", 1));
-  if (backend == "nccl") {
-    if (device != "cuda") return "nccl needs CUDA devices";
-#ifdef PERFBENCH_WITH_CUDA
-    const int gpus = static_cast<int>(c10::cuda::device_count());
-    if (world > gpus) return "nccl needs one GPU per rank: " + std::to_string(world) + " ranks, " +
-                             std::to_string(gpus) + " GPU(s) here";
-#endif
-  }
+  // GPUs per rank are checked at set-up, where the launch (ranks per node) is known.
+  if (backend == "nccl" && device != "cuda") return "nccl needs CUDA devices";
   if (backend == "gloo" && device == "cuda") return "on GPUs the ddp suite measures nccl";
   return "";
 }

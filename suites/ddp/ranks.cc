@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -161,9 +162,14 @@ void Ranks::Connect(const DistributedLaunch& l, const std::string& prefix, const
   if (backend == "nccl") {
 #ifdef PERFBENCH_WITH_CUDA
     const int devices = static_cast<int>(c10::cuda::device_count());
-    const int index = devices > 0 ? l.local_rank % devices : 0;
+    if (GpuForRank(l.local_rank, devices, BoundPerRank()) < 0)  // never share a GPU by accident
+      throw std::runtime_error("rank " + std::to_string(rank_) + " has local rank " + std::to_string(l.local_rank) +
+                               " but this node has " + std::to_string(devices) + " GPU(s): nccl needs one per rank");
+    const int index = GpuForRank(l.local_rank, devices, BoundPerRank());
     device_ = torch::Device(torch::kCUDA, index);
     c10::cuda::set_device(index);
+    ApplyNcclEnvironment();
+    nccl_ = true;
     auto opts = c10d::ProcessGroupNCCL::Options::create();
     opts->timeout = timeout_;
     auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, rank_, world_, opts);
@@ -176,7 +182,11 @@ void Ranks::Connect(const DistributedLaunch& l, const std::string& prefix, const
     if (spec.settings.device == "cuda") {
 #ifdef PERFBENCH_WITH_CUDA
       const int devices = static_cast<int>(c10::cuda::device_count());
-      device_ = torch::Device(torch::kCUDA, devices > 0 ? l.local_rank % devices : 0);
+      const int index = GpuForRank(l.local_rank, devices, BoundPerRank());
+      if (index < 0)
+        throw std::runtime_error("local rank " + std::to_string(l.local_rank) + " but " + std::to_string(devices) +
+                                 " GPU(s) on this node");
+      device_ = torch::Device(torch::kCUDA, index);
 #endif
     }
     auto opts = c10d::ProcessGroupGloo::Options::create();
@@ -235,19 +245,42 @@ void Ranks::Spawn(const DistributedLaunch& l, const std::string& prefix, const S
   }
 }
 
-std::pair<Command, int64_t> Ranks::Exchange(Command cmd, int64_t arg) {
-  auto t = torch::tensor({static_cast<int64_t>(cmd), arg}, torch::kInt64).to(device_);
-  std::vector<at::Tensor> v{t};
-  c10d::BroadcastOptions o;
-  o.rootRank = 0;
-  const auto limit = rank_ == 0 ? timeout_ : std::chrono::milliseconds(std::chrono::hours(24));
-  o.timeout = limit;
-  if (!pg_->broadcast(v, o)->wait(limit)) throw std::runtime_error("command broadcast timed out");
-  auto c = v[0].cpu();
-  return {static_cast<Command>(c[0].item<int64_t>()), c[1].item<int64_t>()};
+// Through the store, not a collective: a rank waiting for its next command
+// then sleeps in a socket read instead of keeping a receiving NCCL broadcast
+// kernel spinning on its GPU (which, with world sizes 1, 2, 4 run one after
+// another, competed with the active group's kernels).
+std::pair<Command, int64_t> Ranks::Exchange(Command cmd, int64_t arg, std::chrono::milliseconds limit) {
+  const std::string key = "cmd/" + std::to_string(exchanges_++);
+  if (rank_ == 0) {
+    const std::string v = std::to_string(static_cast<int64_t>(cmd)) + " " + std::to_string(arg);
+    store_->set(key, std::vector<uint8_t>(v.begin(), v.end()));
+    return {cmd, arg};
+  }
+  store_->wait({key}, limit);  // rank 0 gone: its store closes, wait throws
+  const auto v = store_->get(key);
+  std::istringstream in(std::string(v.begin(), v.end()));
+  int64_t c = -1, a = 0;
+  if (!(in >> c >> a) || (c != static_cast<int64_t>(Command::kStop) && c != static_cast<int64_t>(Command::kStep)))
+    throw std::runtime_error("malformed command from rank 0: '" + std::string(v.begin(), v.end()) + "'");
+  stopped_ = c == static_cast<int64_t>(Command::kStop);
+  return {static_cast<Command>(c), a};
 }
 
+void Ranks::AwaitStop() {
+  if (rank_ == 0 || stopped_ || broken_) return;
+  Exchange(Command::kStop, 0, timeout_);
+}
+
+// NCCL: a stream-ordered wait (the current stream waits for the
+// collective's; the CPU goes on, and the step's one device synchronise
+// covers it). ProcessGroupNCCL's wait(timeout) blocks the CPU in 1 ms
+// sleeps, which capped busbw at bytes / 1 ms and added up to 1 ms per
+// bucket to comm_share; the watchdog enforces the comm timeout instead.
 void Ranks::Wait(const c10::intrusive_ptr<c10d::Work>& work) {
+  if (nccl_) {
+    work->wait();
+    return;
+  }
   if (!work->wait(timeout_)) throw std::runtime_error("collective timed out");
 }
 
@@ -359,7 +392,9 @@ void Ranks::StopWorkers(bool gracefully) {
 }
 
 Ranks::~Ranks() {
-  if (!broken_ && rank_ == 0) {
+  // The stop goes through the store, so it reaches waiting ranks even when
+  // the process group is broken.
+  if (rank_ == 0) {
     try {
       Exchange(Command::kStop, 0);
     } catch (const std::exception&) {

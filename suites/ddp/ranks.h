@@ -20,6 +20,7 @@
 #include "perfbench/launch.h"
 #include "perfbench/params.h"
 #include "perfbench/settings.h"
+#include "placement.h"
 
 namespace perfbench::ddp {
 
@@ -55,11 +56,17 @@ class Ranks {
   torch::Device device() const { return device_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  // Rank 0 sends, the others receive (returns what rank 0 sent). Receivers
-  // may wait without limit: a rank 0 that dies closes the sockets (or, for
-  // workers, kills them), one that fails tears the group down.
-  std::pair<Command, int64_t> Exchange(Command cmd, int64_t arg);
-  // Waits for a collective, within the comm timeout.
+  // Rank 0 sends, the others receive (returns what rank 0 sent), through the
+  // store: idle ranks hold no collective open. Receivers wait up to `limit`
+  // (default without one): a rank 0 that dies closes the store (and, for
+  // workers, kills them); one that fails still sends the stop at its end.
+  std::pair<Command, int64_t> Exchange(Command cmd, int64_t arg,
+                                       std::chrono::milliseconds limit = std::chrono::hours(24));
+  // A launched follower at tear-down: waits, within the comm timeout, for
+  // rank 0's stop, unless it came already or the group is broken.
+  void AwaitStop();
+  // Waits for a collective: within the comm timeout (Gloo), or stream-
+  // ordered (NCCL; its watchdog enforces the timeout).
   void Wait(const c10::intrusive_ptr<c10d::Work>& work);
   void Barrier();
   // Gathers `values` (same length on every rank) to every rank: [world][n].
@@ -86,7 +93,8 @@ class Ranks {
     bool reaped = false;
   };
   int rank_ = 0, world_ = 1;
-  bool broken_ = false;
+  int64_t exchanges_ = 0;  // commands exchanged so far: the store key of the next
+  bool broken_ = false, nccl_ = false, stopped_ = false;
   torch::Device device_{torch::kCPU};
   std::chrono::milliseconds timeout_{30000};
   c10::intrusive_ptr<c10d::Store> store_;
