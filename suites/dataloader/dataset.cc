@@ -2,6 +2,11 @@
 
 #include "common/synthetic_images.h"
 
+#ifdef PERFBENCH_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#endif
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -297,14 +302,33 @@ torch::data::Example<> ImageDataset::get(size_t index) {
   return {img.contiguous(), torch::tensor(label, torch::kInt64)};
 }
 
+torch::data::Example<> StackPinned::apply_batch(std::vector<torch::data::Example<>> examples) {
+  auto batch = torch::data::transforms::Stack<>().apply_batch(std::move(examples));
+  if (pin_) batch = {batch.data.pin_memory(), batch.target.pin_memory()};
+  return batch;
+}
+
 Pipeline::Pipeline(ImageDataset dataset, int64_t batch, int workers, int prefetch, bool pin, torch::Device device)
     : dataset_(dataset), pin_(pin), device_(device) {
   auto opts = torch::data::DataLoaderOptions().batch_size(static_cast<size_t>(batch)).drop_last(true);
   opts.workers(static_cast<size_t>(workers));
   if (workers > 0) opts.max_jobs(static_cast<size_t>(workers * prefetch));
   const size_t n = *dataset.size();
-  loader_ = torch::data::make_data_loader(dataset.map(torch::data::transforms::Stack<>()),
+  // Pinned in the worker that collates (in Next()'s thread when workers is 0).
+  loader_ = torch::data::make_data_loader(dataset.map(StackPinned(pin && device.is_cuda())),
                                           torch::data::samplers::RandomSampler(n), opts);
+}
+
+// The batch is on the device when the copies queued on the current stream
+// are done: an event after them, not a device-wide synchronise.
+void Pipeline::WaitForCopies() const {
+#ifdef PERFBENCH_WITH_CUDA
+  at::cuda::CUDAEvent copied;
+  copied.record(at::cuda::getCurrentCUDAStream(device_.index()));
+  copied.synchronize();
+#else
+  torch::cuda::synchronize(device_.index());
+#endif
 }
 
 torch::data::Example<> Pipeline::Next() {
@@ -320,10 +344,9 @@ torch::data::Example<> Pipeline::Next() {
   }
   torch::data::Example<> b = **it_;
   if (device_.is_cuda()) {
-    auto x = pin_ ? b.data.pin_memory() : b.data;
-    b.data = x.to(device_, /*non_blocking=*/pin_);
+    b.data = b.data.to(device_, /*non_blocking=*/pin_);
     b.target = b.target.to(device_, pin_);
-    torch::cuda::synchronize(device_.index());
+    WaitForCopies();
   }
   return b;
 }

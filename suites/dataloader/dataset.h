@@ -93,10 +93,24 @@ class ImageDataset : public torch::data::datasets::Dataset<ImageDataset> {
   std::chrono::microseconds delay_{0};
 };
 
+// Stack collation that also pins the batch when asked: it runs in the
+// DataLoader worker that collates (torch::data cannot map a second batch
+// transform after Stack: map()'s type check needs a value_type it lacks).
+class StackPinned : public torch::data::transforms::Collation<torch::data::Example<>> {
+ public:
+  explicit StackPinned(bool pin) : pin_(pin) {}
+  torch::data::Example<> apply_batch(std::vector<torch::data::Example<>> examples) override;
+
+ private:
+  bool pin_;
+};
+
 // torch::data's DataLoader over an ImageDataset (Stack collation, a seeded
 // RandomSampler, drop_last, worker threads, max_jobs = workers x prefetch),
-// with epochs that wrap and, on a GPU, the copy to the device (pinned and
-// non-blocking when `pin`).
+// with epochs that wrap and, on a GPU, the copy to the device. With `pin`
+// the workers pin each batch as they make it (the consumer's wait holds no
+// extra copy) and the copy is non-blocking, waited for on an event after it
+// rather than by a device-wide synchronise.
 class Pipeline {
  public:
   Pipeline(ImageDataset dataset, int64_t batch, int workers, int prefetch, bool pin, torch::Device device);
@@ -106,9 +120,9 @@ class Pipeline {
   int64_t epoch() const { return epoch_; }
 
  private:
-  using Loader = torch::data::StatelessDataLoader<
-      torch::data::datasets::MapDataset<ImageDataset, torch::data::transforms::Stack<>>,
-      torch::data::samplers::RandomSampler>;
+  void WaitForCopies() const;
+  using Loader = torch::data::StatelessDataLoader<torch::data::datasets::MapDataset<ImageDataset, StackPinned>,
+                                                  torch::data::samplers::RandomSampler>;
   ImageDataset dataset_;  // shares the epoch counter with the loader's copy
   bool pin_;
   torch::Device device_;
