@@ -178,12 +178,18 @@ TEST(MlperfModels, ResNet50FlopAndQuickForwardShapes) {
   EXPECT_TRUE(torch::equal(b.y.view({4, 64}).select(1, 0), b.x.select(1, 1))) << "next-token labels";
 }
 
-TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
-  if (!common::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << common::LossScalingUnavailable("cpu");
+// One Linear(8, 10) layer, batches of 4: the smallest model fp16 scaling acts on.
+common::ModelDef TinyLinear() {
   common::ModelDef def;
   def.make = [](const std::string&) { return common::Model::Of(torch::nn::Sequential(torch::nn::Linear(8, 10))); };
   def.sample_shape = [](const std::string&) { return std::vector<int64_t>{8}; };
   def.batch = [](const std::string&) { return int64_t{4}; };
+  return def;
+}
+
+TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
+  if (!common::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << common::LossScalingUnavailable("cpu");
+  const common::ModelDef def = TinyLinear();
   common::Trainer t(def.make(""), common::Precision::kFp16, torch::kCPU);
   auto b = common::MakeBatches(def, "", 1, 3, torch::kCPU)[0];
   b.x.mul_(1e30);  // fp16 overflows -> inf gradients -> step skipped, scale halved
@@ -195,10 +201,7 @@ TEST(Amp, Fp16LossScalingBacksOffOnOverflow) {
 
 TEST(Amp, Fp16LossScaleCalibrationFindsAFiniteScaleWithoutAnUpdate) {
   if (!common::LossScalingUnavailable("cpu").empty()) GTEST_SKIP() << common::LossScalingUnavailable("cpu");
-  common::ModelDef def;
-  def.make = [](const std::string&) { return common::Model::Of(torch::nn::Sequential(torch::nn::Linear(8, 10))); };
-  def.sample_shape = [](const std::string&) { return std::vector<int64_t>{8}; };
-  def.batch = [](const std::string&) { return int64_t{4}; };
+  const common::ModelDef def = TinyLinear();
   common::Trainer t(def.make(""), common::Precision::kFp16, torch::kCPU);
   auto batches = common::MakeBatches(def, "", 2, 3, torch::kCPU);
   for (auto& b : batches) b.x.mul_(300);  // gradients x 2^16 overflow fp16
