@@ -207,15 +207,20 @@ void Trainer::OptimizerStep() {
     optimizer_->step();
     return;
   }
+  torch::Tensor found_inf = UnscaleGradients();
+  // .item() synchronises, exactly as Python's GradScaler.step does.
+  if (found_inf.item<float>() == 0.0f) optimizer_->step();
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf, 2.0, 0.5, 2000);
+}
+
+torch::Tensor Trainer::UnscaleGradients() {
   std::vector<torch::Tensor> grads;
   for (auto& p : params_)
     if (p.grad().defined()) grads.push_back(p.grad());
   torch::Tensor found_inf = torch::zeros({1}, torch::TensorOptions().device(device_));
   torch::Tensor inv_scale = scale_.to(torch::kDouble).reciprocal().to(torch::kFloat);
   at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, inv_scale);
-  // .item() synchronises, exactly as Python's GradScaler.step does.
-  if (found_inf.item<float>() == 0.0f) optimizer_->step();
-  at::_amp_update_scale_(scale_, growth_tracker_, found_inf, 2.0, 0.5, 2000);
+  return found_inf;
 }
 
 double Trainer::CalibrateLossScale(const std::vector<Batch>& batches) {
@@ -223,10 +228,7 @@ double Trainer::CalibrateLossScale(const std::vector<Batch>& batches) {
   for (const auto& batch : batches) {
     for (int tries = 0; tries < 24; ++tries) {
       ForwardBackward(batch);
-      bool finite = true;
-      for (auto& p : params_)
-        if (p.grad().defined()) finite = finite && p.grad().isfinite().all().item<bool>();
-      if (finite) break;
+      if (UnscaleGradients().item<float>() == 0.0f) break;  // the step's own check
       scale_.mul_(0.5);
     }
   }

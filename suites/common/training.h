@@ -140,6 +140,9 @@ class Trainer {
   // Forward and backward of `batch` with its loss times `weight`, adding to
   // the gradients; returns the unscaled loss.
   torch::Tensor Accumulate(const Batch& batch, double weight);
+  // fp16: unscales the gradients in place; returns found_inf (1 when any is
+  // not finite), as GradScaler's unscale_ does.
+  torch::Tensor UnscaleGradients();
 
   Model model_;
   Precision precision_;

@@ -60,6 +60,19 @@ c10::intrusive_ptr<c10d::TCPStore> SharedStore(const DistributedLaunch& l, bool 
   return store;
 }
 
+#ifdef PERFBENCH_WITH_CUDA
+// Rank `rank`'s own GPU (placement.h's rule); throws naming the rank when
+// this node has none for it (never a shared GPU by accident).
+torch::Device OwnGpu(int local_rank, int rank) {
+  const int devices = static_cast<int>(c10::cuda::device_count());
+  const int index = GpuForRank(local_rank, devices, BoundPerRank());
+  if (index < 0)
+    throw std::runtime_error("rank " + std::to_string(rank) + " has local rank " + std::to_string(local_rank) +
+                             " but this node has " + std::to_string(devices) + " GPU(s): one per rank");
+  return torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(index));
+}
+#endif
+
 std::string LastLine(const std::string& path) {
   std::ifstream in(path);
   std::string line, last;
@@ -161,13 +174,8 @@ void Ranks::Connect(const DistributedLaunch& l, const std::string& prefix, const
   Phase("rendezvous");
   if (backend == "nccl") {
 #ifdef PERFBENCH_WITH_CUDA
-    const int devices = static_cast<int>(c10::cuda::device_count());
-    if (GpuForRank(l.local_rank, devices, BoundPerRank()) < 0)  // never share a GPU by accident
-      throw std::runtime_error("rank " + std::to_string(rank_) + " has local rank " + std::to_string(l.local_rank) +
-                               " but this node has " + std::to_string(devices) + " GPU(s): nccl needs one per rank");
-    const int index = GpuForRank(l.local_rank, devices, BoundPerRank());
-    device_ = torch::Device(torch::kCUDA, index);
-    c10::cuda::set_device(index);
+    device_ = OwnGpu(l.local_rank, rank_);
+    c10::cuda::set_device(device_.index());
     ApplyNcclEnvironment();
     nccl_ = true;
     auto opts = c10d::ProcessGroupNCCL::Options::create();
@@ -181,12 +189,7 @@ void Ranks::Connect(const DistributedLaunch& l, const std::string& prefix, const
   } else {
     if (spec.settings.device == "cuda") {
 #ifdef PERFBENCH_WITH_CUDA
-      const int devices = static_cast<int>(c10::cuda::device_count());
-      const int index = GpuForRank(l.local_rank, devices, BoundPerRank());
-      if (index < 0)
-        throw std::runtime_error("local rank " + std::to_string(l.local_rank) + " but " + std::to_string(devices) +
-                                 " GPU(s) on this node");
-      device_ = torch::Device(torch::kCUDA, index);
+      device_ = OwnGpu(l.local_rank, rank_);
 #endif
     }
     auto opts = c10d::ProcessGroupGloo::Options::create();
