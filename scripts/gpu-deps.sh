@@ -44,10 +44,12 @@ packages=(libsqlite3-dev libsqlite3-0 nlohmann-json3-dev
           libboost-program-options-dev libboost-program-options1.74-dev libboost-program-options1.74.0
           libboost1.74-dev libfmt-dev libfmt9 libbenchmark-dev libbenchmark1debian
           libgloo-dev libjpeg62-turbo-dev libjpeg62-turbo)
-# What the build looks for in the prefix (relative to prefix/usr).
+# What the build looks for in the prefix (relative to prefix/usr). jconfig.h
+# lives in Debian's multiarch folder: without it the host's (another
+# JPEG_LIB_VERSION) would be compiled against the prefix's libjpeg.so.62.
 needed=(include/sqlite3.h include/nlohmann/json.hpp include/boost/program_options.hpp
         include/boost/math/distributions/students_t.hpp include/fmt/format.h include/benchmark/benchmark.h
-        include/gloo/algorithm.h include/jpeglib.h lib/x86_64-linux-gnu/libsqlite3.so
+        include/gloo/algorithm.h include/jpeglib.h include/x86_64-linux-gnu/jconfig.h lib/x86_64-linux-gnu/libsqlite3.so
         lib/x86_64-linux-gnu/libboost_program_options.so lib/x86_64-linux-gnu/libfmt.so
         lib/x86_64-linux-gnu/libbenchmark.so lib/x86_64-linux-gnu/libjpeg.so)
 
