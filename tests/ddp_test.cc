@@ -84,12 +84,22 @@ TEST_F(Ddp, WorldSizesOneAndTwoTrainWithIdenticalGradients) {
   for (const char* world : {"1", "2"}) {
     for (const char* m : {"throughput", "throughput_per_rank", "scaling_efficiency", "comm_share", "step_time_skew"}) {
       auto res = Find(doc, "train", m, world);
+      if (std::string(m) == "comm_share" && std::string(world) == "1") {
+        // One rank communicates nothing: no exposed-communication figure
+        // (only the skipped NCCL variants list the metric, empty).
+        for (const auto& r : doc["results"])
+          if (r["metric"] == "comm_share" && r["params"]["world_size"] == "1")
+            EXPECT_TRUE(r["samples"].empty()) << "comm_share reported at world size 1";
+        EXPECT_EQ(Find(doc, "train", "throughput", world)["attributes"]["comm_share"],
+                  "not reported: one rank communicates nothing");
+        continue;
+      }
       ASSERT_FALSE(res.is_null()) << m << " world " << world;
       EXPECT_EQ(res["status"], "ok") << res["reason"];
       EXPECT_EQ(res["samples"].size(), 4u);
     }
     auto share = Find(doc, "train", "comm_share", world);
-    for (double s : share["samples"]) {
+    for (double s : share.is_null() ? nlohmann::json::array() : share["samples"]) {
       EXPECT_GE(s, 0.0);
       EXPECT_LE(s, 1.0);
     }

@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "group_release.h"
 #include "perfbench/posix_fs.h"
 
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -407,7 +408,7 @@ Ranks::~Ranks() {
   // Workers first (a hung one is killed), so that nothing the process group
   // waits for in its destructor can hang.
   StopWorkers(!broken_);
-  pg_.reset();
+  ReleaseGroup(pg_, broken_);
 }
 
 }  // namespace perfbench::ddp
