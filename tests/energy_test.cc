@@ -4,9 +4,11 @@
 // (support/fake_nvml.cc): the energy counter, and the GPU monitor's
 // utilisation samples, GPM SM activity, violation time and clock events.
 #include "energy.h"
+#include "energy_window.h"
 #include "gpu_monitor.h"
 #include "nvml.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -18,6 +20,10 @@ namespace perfbench {
 namespace {
 
 namespace fs = std::filesystem;
+
+std::unique_ptr<EnergyMeter> MakeEnergyMeterFor(const std::string& bus_id) {
+  return MakeNvmlMeter(0, PERFBENCH_FAKE_NVML, bus_id);
+}
 
 class Rapl : public ::testing::Test {
  protected:
@@ -41,13 +47,13 @@ class Rapl : public ::testing::Test {
 TEST_F(Rapl, SumsPackagesAndSurvivesAWrap) {
   auto m = MakeRaplMeter(root_.string());
   ASSERT_EQ(m->Unavailable(), "");
-  EXPECT_DOUBLE_EQ(m->Joules(), 0);
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 0);
   Write("intel-rapl:0", 3000);
   Write("intel-rapl:0:0", 9000);
   Write("intel-rapl:1", 1500);
-  EXPECT_DOUBLE_EQ(m->Joules(), 3000e-6);  // 2000 + 1000 uJ; the sub-zone not counted
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 3000e-6);  // 2000 + 1000 uJ; the sub-zone not counted
   Write("intel-rapl:0", 500);               // wrapped at 10000: 7000 + 500
-  EXPECT_DOUBLE_EQ(m->Joules(), 3000e-6 + 7500e-6);
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 3000e-6 + 7500e-6);
 }
 
 TEST_F(Rapl, UnreadableAndAbsentCountersSayWhy) {
@@ -60,7 +66,9 @@ TEST_F(Rapl, UnreadableAndAbsentCountersSayWhy) {
 TEST(Nvml, AnAbsentLibraryIsUnavailableNotAnError) {
   const auto m = MakeNvmlMeter(0, "libperfbench-no-such-nvml.so");
   EXPECT_NE(m->Unavailable().find("not found"), std::string::npos) << m->Unavailable();
-  EXPECT_DOUBLE_EQ(m->Joules(), 0);
+  std::string why;
+  EXPECT_FALSE(m->Read(&why).has_value()) << "an unavailable counter is no number, not 0 J";
+  EXPECT_NE(why.find("not found"), std::string::npos) << why;
 }
 
 TEST(Nvml, TheDriverVersionIsReadFromProcWhenNvmlIsAbsent) {
@@ -73,12 +81,101 @@ TEST(Nvml, TheDriverVersionIsReadFromProcWhenNvmlIsAbsent) {
   EXPECT_EQ(ParseProcDriverVersion("GCC version: 12.2.0"), "");
 }
 
-TEST(Nvml, TheEnergyCounterCountsFromTheMeterStart) {
+// The stand-in's test controls (tests/support/fake_nvml.cc), from the same
+// loaded library the meter uses.
+struct FakeNvml {
+  FakeNvml() : lib(dlopen(PERFBENCH_FAKE_NVML, RTLD_NOW | RTLD_LOCAL)) {
+    set_clock = reinterpret_cast<void (*)(double)>(dlsym(lib, "fake_nvml_set_clock_ms"));
+    fail = reinterpret_cast<void (*)(int)>(dlsym(lib, "fake_nvml_fail_energy"));
+    set_clock(0);
+    fail(0);
+  }
+  ~FakeNvml() {
+    set_clock(-1);
+    fail(0);
+    dlclose(lib);
+  }
+  void* lib;
+  void (*set_clock)(double) = nullptr;
+  void (*fail)(int) = nullptr;
+};
+
+TEST(Nvml, TheEnergyCounterMovesEvery100MsOfItsClockNotOnEveryRead) {
+  FakeNvml fake;
+  fake.set_clock(1000);
   const auto m = MakeNvmlMeter(0, PERFBENCH_FAKE_NVML);
   ASSERT_EQ(m->Unavailable(), "");
-  EXPECT_DOUBLE_EQ(m->Joules(), 1.5);  // 1500 mJ per read of the stand-in
-  EXPECT_DOUBLE_EQ(m->Joules(), 3.0);
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 0);
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 0) << "reads alone do not move it";
+  fake.set_clock(1099);
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 0);
+  fake.set_clock(1100);
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 30.0);  // 100 ms at 300 W
+  fake.set_clock(1350);
+  EXPECT_DOUBLE_EQ(*m->Read(nullptr), 90.0);
   EXPECT_NE(MakeNvmlMeter(1, PERFBENCH_FAKE_NVML)->Unavailable().find("no GPU 1"), std::string::npos);
+}
+
+TEST(Nvml, AFailedReadIsNoNumberAndTheGpuIsFoundByItsBusId) {
+  FakeNvml fake;
+  const auto m = MakeEnergyMeterFor("00000000:01:00.0");
+  ASSERT_EQ(m->Unavailable(), "");
+  EXPECT_TRUE(MakeEnergyMeterFor("0000:01:00.0")->Unavailable().empty()) << "CUDA's 4-digit domain";
+  EXPECT_NE(MakeEnergyMeterFor("0000:3b:00.0")->Unavailable().find("no GPU at PCI bus id 0000:3b:00.0"),
+            std::string::npos);
+  fake.fail(1);
+  std::string why;
+  EXPECT_FALSE(m->Read(&why).has_value()) << "a failed read must not repeat the last reading";
+  EXPECT_NE(why.find("returned 15"), std::string::npos) << why;
+}
+
+// A counter that moves every 100 ms of a fake clock, at 300 W; steps of 5 ms.
+struct Clocked {
+  FakeNvml fake;
+  double now_s = 10;
+  int steps = 0;
+  Status Step() {
+    now_s += 0.005;
+    fake.set_clock(now_s * 1e3);
+    ++steps;
+    return Status::Ok();
+  }
+};
+
+TEST(EnergyWindowTest, FiveMsStepsOnA100MsCounterGiveTheEnergyPerStep) {
+  Clocked c;
+  const auto m = MakeEnergyMeterFor("");
+  Status failed;
+  const EnergyWindow w = MeasureEnergyWindow([&] { return c.Step(); }, *m, [&] { return c.now_s; }, {}, &failed);
+  ASSERT_TRUE(failed.ok());
+  ASSERT_EQ(w.unavailable, "");
+  // 300 W x 5 ms = 1.5 J per step, within the stated error.
+  EXPECT_NEAR(w.joules_per_step, 1.5, 1.5 * w.error + 1e-9) << w.Text();
+  EXPECT_LE(w.error, 0.05);
+  EXPECT_GE(w.updates, 10);
+  EXPECT_GE(w.seconds, 0.99);
+  EXPECT_NEAR(w.watts, 300, 300 * w.error);  // the edges are seen at step ends
+  // Plausibility as the GPU check states it: between idle (50 W) and the
+  // board limit (700 W) times the step time.
+  EXPECT_GT(w.joules_per_step, 50 * 0.005);
+  EXPECT_LT(w.joules_per_step, 700 * 0.005);
+}
+
+TEST(EnergyWindowTest, ACounterThatNeverMovesOrFailsIsUnavailable) {
+  Clocked c;
+  const auto m = MakeEnergyMeterFor("");
+  Status failed;
+  EnergyWindowLimits quick;
+  quick.max_seconds = 0.05;  // shorter than one counter update
+  EnergyWindow w = MeasureEnergyWindow([&] { return c.Step(); }, *m, [&] { return c.now_s; }, quick, &failed);
+  EXPECT_NE(w.unavailable.find("too few"), std::string::npos) << w.unavailable;
+  c.fake.fail(1);
+  w = MeasureEnergyWindow([&] { return c.Step(); }, *m, [&] { return c.now_s; }, {}, &failed);
+  EXPECT_NE(w.unavailable.find("returned 15"), std::string::npos) << w.unavailable;
+  c.fake.fail(0);
+  w = MeasureEnergyWindow([] { return Status::Error("boom"); }, *m, [&] { return c.now_s; }, {}, &failed);
+  EXPECT_FALSE(failed.ok());
+  EXPECT_NE(w.unavailable, "");
 }
 
 TEST(GpuMonitorTest, ReadsWhatTheGpuDidDuringTheInterval) {

@@ -19,6 +19,11 @@ struct Zone {
   double last_uj = 0;
 };
 
+std::optional<double> Failed(const std::string& why, std::string* error) {
+  if (error) *error = why;
+  return std::nullopt;
+}
+
 bool ReadNumber(const std::string& path, double* out) {
   std::ifstream in(path);
   long double v = 0;
@@ -31,10 +36,11 @@ class RaplMeter final : public EnergyMeter {
  public:
   explicit RaplMeter(const std::string& root) { Open(root); }
   std::string Unavailable() const override { return why_; }
-  double Joules() override {
+  std::optional<double> Read(std::string* error) override {
+    if (!why_.empty()) return Failed(why_, error);
     for (auto& z : zones_) {
       double now = 0;
-      if (!ReadNumber(z.energy_path, &now)) continue;
+      if (!ReadNumber(z.energy_path, &now)) return Failed(z.energy_path + " could not be read", error);
       const double delta = now >= z.last_uj ? now - z.last_uj : now + z.range_uj - z.last_uj;  // wrapped once
       total_uj_ += delta;
       z.last_uj = now;
@@ -79,7 +85,8 @@ class RaplMeter final : public EnergyMeter {
 // NVML's energy counter (since Volta), in millijoules since the driver loaded.
 class NvmlMeter final : public EnergyMeter {
  public:
-  NvmlMeter(int index, const std::string& library) : nvml_(index, library) {
+  NvmlMeter(int index, const std::string& library, const std::string& pci_bus_id)
+      : nvml_(index, library, pci_bus_id) {
     why_ = nvml_.Unavailable();
     if (!why_.empty()) return;
     energy_ = nvml_.Symbol<Energy>("nvmlDeviceGetTotalEnergyConsumption");
@@ -89,11 +96,12 @@ class NvmlMeter final : public EnergyMeter {
       why_ = "NVML: GPU " + std::to_string(index) + " has no energy counter (before Volta)";
   }
   std::string Unavailable() const override { return why_; }
-  double Joules() override {
+  std::optional<double> Read(std::string* error) override {
+    if (!why_.empty()) return Failed(why_, error);
     unsigned long long mj = 0;
-    if (!why_.empty() || energy_(nvml_.handle(), &mj) != 0) return last_j_;
-    last_j_ = static_cast<double>(mj - first_mj_) / 1e3;
-    return last_j_;
+    if (const int rc = energy_(nvml_.handle(), &mj); rc != 0)
+      return Failed("nvmlDeviceGetTotalEnergyConsumption returned " + std::to_string(rc), error);
+    return static_cast<double>(mj - first_mj_) / 1e3;
   }
 
  private:
@@ -101,18 +109,17 @@ class NvmlMeter final : public EnergyMeter {
   NvmlDevice nvml_;
   Energy energy_ = nullptr;
   unsigned long long first_mj_ = 0;
-  double last_j_ = 0;
   std::string why_;
 };
 
 }  // namespace
 
 std::unique_ptr<EnergyMeter> MakeRaplMeter(const std::string& root) { return std::make_unique<RaplMeter>(root); }
-std::unique_ptr<EnergyMeter> MakeNvmlMeter(int index, const std::string& library) {
-  return std::make_unique<NvmlMeter>(index, library);
+std::unique_ptr<EnergyMeter> MakeNvmlMeter(int index, const std::string& library, const std::string& pci_bus_id) {
+  return std::make_unique<NvmlMeter>(index, library, pci_bus_id);
 }
-std::unique_ptr<EnergyMeter> MakeEnergyMeter(const std::string& device) {
-  return device == "cuda" ? MakeNvmlMeter() : MakeRaplMeter();
+std::unique_ptr<EnergyMeter> MakeEnergyMeter(const std::string& device, const std::string& pci_bus_id) {
+  return device == "cuda" ? MakeNvmlMeter(0, "libnvidia-ml.so.1", pci_bus_id) : MakeRaplMeter();
 }
 
 }  // namespace perfbench

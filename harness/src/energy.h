@@ -8,6 +8,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace perfbench {
@@ -19,14 +20,17 @@ class EnergyMeter {
   virtual std::string Unavailable() const = 0;
   // Joules since the meter was made, monotonic; call often enough that a
   // counter wraps at most once between calls (RAPL: minutes at full power).
-  virtual double Joules() = 0;
+  // A failed read is no number: nullopt, with why in *error.
+  virtual std::optional<double> Read(std::string* error) = 0;
 };
 
 // RAPL package zones under `root` (a directory like /sys/class/powercap).
 std::unique_ptr<EnergyMeter> MakeRaplMeter(const std::string& root = "/sys/class/powercap");
-// NVML's counter of GPU `index`, from `library`.
-std::unique_ptr<EnergyMeter> MakeNvmlMeter(int index = 0, const std::string& library = "libnvidia-ml.so.1");
-// RAPL for "cpu", NVML for "cuda".
-std::unique_ptr<EnergyMeter> MakeEnergyMeter(const std::string& device);
+// NVML's counter of GPU `index` (or of the GPU at `pci_bus_id` when not
+// empty), from `library`.
+std::unique_ptr<EnergyMeter> MakeNvmlMeter(int index = 0, const std::string& library = "libnvidia-ml.so.1",
+                                           const std::string& pci_bus_id = "");
+// RAPL for "cpu", NVML for "cuda" (the GPU at `pci_bus_id`; GPU 0 when empty).
+std::unique_ptr<EnergyMeter> MakeEnergyMeter(const std::string& device, const std::string& pci_bus_id = "");
 
 }  // namespace perfbench

@@ -89,7 +89,8 @@ uint64_t NowUs() {
 
 class NvmlMonitor final : public GpuMonitor {
  public:
-  NvmlMonitor(int index, const std::string& library) : nvml_(index, library) {
+  NvmlMonitor(int index, const std::string& library, const std::string& pci_bus_id)
+      : nvml_(index, library, pci_bus_id) {
     if (!nvml_.Unavailable().empty()) return;
     samples_ = nvml_.Symbol<GetSamples>("nvmlDeviceGetSamples");
     violation_ = nvml_.Symbol<Violation>("nvmlDeviceGetViolationStatus");
@@ -192,8 +193,8 @@ class NvmlMonitor final : public GpuMonitor {
 
 }  // namespace
 
-std::unique_ptr<GpuMonitor> MakeGpuMonitor(int index, const std::string& library) {
-  return std::make_unique<NvmlMonitor>(index, library);
+std::unique_ptr<GpuMonitor> MakeGpuMonitor(int index, const std::string& library, const std::string& pci_bus_id) {
+  return std::make_unique<NvmlMonitor>(index, library, pci_bus_id);
 }
 
 }  // namespace perfbench

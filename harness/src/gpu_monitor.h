@@ -55,6 +55,8 @@ class GpuMonitor {
   virtual GpuActivity End() = 0;
 };
 
-std::unique_ptr<GpuMonitor> MakeGpuMonitor(int index = 0, const std::string& library = "libnvidia-ml.so.1");
+// GPU `index`, or the GPU at `pci_bus_id` when not empty (see NvmlDevice).
+std::unique_ptr<GpuMonitor> MakeGpuMonitor(int index = 0, const std::string& library = "libnvidia-ml.so.1",
+                                           const std::string& pci_bus_id = "");
 
 }  // namespace perfbench

@@ -8,7 +8,7 @@
 
 namespace perfbench {
 
-NvmlDevice::NvmlDevice(int index, const std::string& library) {
+NvmlDevice::NvmlDevice(int index, const std::string& library, const std::string& pci_bus_id) {
   lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (lib_ == nullptr) {
     why_ = "NVML unavailable: " + library + " not found";
@@ -16,12 +16,17 @@ NvmlDevice::NvmlDevice(int index, const std::string& library) {
   }
   using Init = int (*)();
   using Handle = int (*)(unsigned int, void**);
+  using ByBusId = int (*)(const char*, void**);
   auto init = Symbol<Init>("nvmlInit_v2");
   auto handle = Symbol<Handle>("nvmlDeviceGetHandleByIndex_v2");
-  if (!init || !handle) {
+  auto by_bus = Symbol<ByBusId>("nvmlDeviceGetHandleByPciBusId_v2");
+  if (!init || !handle || !by_bus) {
     why_ = "NVML unavailable: " + library + " lacks nvmlInit_v2";
-  } else if (init() != 0 || handle(static_cast<unsigned>(index), &device_) != 0) {
-    why_ = "NVML unavailable: no GPU " + std::to_string(index);
+  } else if (init() != 0) {
+    why_ = "NVML unavailable: nvmlInit_v2 failed";
+  } else if (pci_bus_id.empty() ? handle(static_cast<unsigned>(index), &device_) != 0
+                                : by_bus(pci_bus_id.c_str(), &device_) != 0) {
+    why_ = "NVML unavailable: no GPU " + (pci_bus_id.empty() ? std::to_string(index) : "at PCI bus id " + pci_bus_id);
     device_ = nullptr;
   }
 }

@@ -11,7 +11,10 @@ namespace perfbench {
 
 class NvmlDevice {
  public:
-  NvmlDevice(int index, const std::string& library);
+  // GPU `index`; with a non-empty `pci_bus_id` ("0000:3b:00.0", as CUDA's
+  // cudaDeviceGetPCIBusId writes it) that GPU instead: the one a process
+  // actually uses, whatever CUDA_VISIBLE_DEVICES renumbered.
+  NvmlDevice(int index, const std::string& library, const std::string& pci_bus_id = "");
   NvmlDevice(const NvmlDevice&) = delete;
   NvmlDevice& operator=(const NvmlDevice&) = delete;
   // Empty when the device is open; else why not ("NVML unavailable: libnvidia-ml.so.1 not found").

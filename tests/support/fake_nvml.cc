@@ -1,14 +1,28 @@
-// A stand-in for libnvidia-ml with one GPU, for the NVML paths of the
-// energy meter and the GPU monitor on machines without a GPU. Every call is
-// deterministic: energy grows 1500 mJ per read; utilisation samples after
+// A stand-in for libnvidia-ml with one GPU (PCI bus id 00000000:01:00.0),
+// for the NVML paths of the energy meter and the GPU monitor on machines
+// without a GPU. Every call is deterministic. The energy counter behaves as
+// a real driver's: it advances only every 100 ms of its clock, by 100 ms at
+// 300 W (30 J), however often it is read; the clock is CLOCK_MONOTONIC
+// unless a test drives it (fake_nvml_set_clock_ms), and a test can make
+// the counter's reads fail (fake_nvml_fail_energy). Utilisation samples after
 // the asked timestamp read 80% and 40% (one older sample, 100%, must be
 // ignored); power and thermal violation time grow 250 ms per read each; the
 // clocks report idle and a software thermal slowdown; GPM SM utilisation
 // reads 55%.
 #include <cstring>
+#include <ctime>
 
 namespace {
-unsigned long long energy_mj = 0, violation_ns[2] = {0, 0};
+unsigned long long violation_ns[2] = {0, 0};
+double clock_ms = -1;  // < 0: CLOCK_MONOTONIC
+bool fail_energy = false;
+constexpr double kUpdateMs = 100, kWatts = 300;
+double NowMs() {
+  if (clock_ms >= 0) return clock_ms;
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 int gpm_storage[2];
 struct Sample {
   unsigned long long ts, value;
@@ -40,9 +54,21 @@ int nvmlDeviceGetHandleByIndex_v2(unsigned index, void** device) {
   *device = kDevice;
   return 0;
 }
+// Test controls (not NVML's): drive the counter's clock, make reads fail.
+void fake_nvml_set_clock_ms(double ms) { clock_ms = ms; }
+void fake_nvml_fail_energy(int fail) { fail_energy = fail != 0; }
+
+int nvmlDeviceGetHandleByPciBusId_v2(const char* bus_id, void** device) {
+  // NVML takes "domain:bus:device.function" with a 4- or 8-digit domain.
+  if (std::strcmp(bus_id, "00000000:01:00.0") != 0 && std::strcmp(bus_id, "0000:01:00.0") != 0) return 6;  // NOT_FOUND
+  *device = kDevice;
+  return 0;
+}
 int nvmlDeviceGetTotalEnergyConsumption(void* device, unsigned long long* mj) {
   if (device != kDevice) return 2;
-  *mj = (energy_mj += 1500);
+  if (fail_energy) return 15;  // NVML_ERROR_GPU_IS_LOST
+  const double updates = static_cast<double>(static_cast<unsigned long long>(NowMs() / kUpdateMs));
+  *mj = static_cast<unsigned long long>(updates * kUpdateMs * kWatts);  // ms x W = mJ
   return 0;
 }
 int nvmlDeviceGetSamples(void* device, unsigned type, unsigned long long last, int* value_type, unsigned* count,
