@@ -102,15 +102,60 @@ TEST_F(Micro, PeakStoresAchievableRatesThatShowPrints) {
   EXPECT_NE(r.out.find("gemm dtype:fp32:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("gemm dtype:bf16:"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bandwidth op:copy:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("; max "), std::string::npos) << r.out;
   const auto res = Results();
   const auto& fp32 = res.at("peak/gemm/dtype:fp32 flops");
   EXPECT_EQ(fp32["status"], "ok");
-  EXPECT_FALSE(fp32["attributes"]["shape"].get<std::string>().empty());
+  const auto& attrs = fp32["attributes"];
+  EXPECT_FALSE(attrs["shape"].get<std::string>().empty());
+  // MAMF's two lines: the best shape's median (the result) and the largest
+  // sample of any shape, which no median exceeds.
+  ASSERT_TRUE(attrs.contains("max")) << attrs;
+  EXPECT_GE(std::stod(attrs["max"].get<std::string>()), fp32["median"].get<double>() * (1 - 1e-5));
+  EXPECT_FALSE(attrs.value("max_shape", "").empty());
+  // Each GEMM dtype's share of the default 60 s budget.
+  EXPECT_EQ(attrs.value("budget", "").rfind("15 s of 60 s", 0), 0u) << attrs;
+  // --quick on a CPU stops at 1024^3 (full: 2048^3).
+  EXPECT_EQ(attrs.value("sweep", "").find("2048x2048x2048"), std::string::npos) << attrs;
   // A later run of this machine shows the achievable peaks beside its results.
   ASSERT_EQ(Run("run --suite micro --quick --filter 'gemm.*fp32' --no-control --format none").code, 0);
   auto show = Run("show latest");
   EXPECT_NE(show.out.find("achievable here (peak run 2"), std::string::npos) << show.out;
   EXPECT_EQ(Run("peak --show").code, 0);
+}
+
+// --budget bounds the sweep: shapes whose projected time no longer fits a
+// variant's share are left out, named with the reason, in the output and the
+// stored attributes; a budget too small for any shape skips the variants.
+TEST_F(Micro, PeakKeepsToItsBudgetAndNamesWhatItLeftOut) {
+  EXPECT_EQ(Run("peak --budget 0").code, 2);
+  EXPECT_EQ(Run("peak --budget -3").code, 2);
+  // A GEMM dtype may spend 0.75 s: a quick shape is projected at 0.25 s and
+  // takes at least 0.2 s (warm-up and 3 repetitions of 0.05 s), so at most
+  // three of the six start.
+  auto r = Run("peak --quick --budget 3");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("left out: "), std::string::npos) << r.out;
+  auto res = Results();
+  const auto& fp32 = res.at("peak/gemm/dtype:fp32 flops");
+  ASSERT_EQ(fp32["status"], "ok") << fp32["reason"];
+  const auto& attrs = fp32["attributes"];
+  const std::string left_out = attrs.value("left_out", "");
+  EXPECT_NE(left_out.find("1024x1024x1024"), std::string::npos) << left_out;
+  EXPECT_NE(left_out.find("(over budget: "), std::string::npos) << left_out;
+  ASSERT_FALSE(attrs.value("shape", "").empty());
+  EXPECT_EQ(left_out.find(attrs.value("shape", "")), std::string::npos) << left_out;
+  EXPECT_EQ(attrs.value("budget", "").rfind("0.75 s of 3 s", 0), 0u) << attrs;
+  const auto run = nlohmann::json::parse(Run("show latest --format json").out)["run"];
+  EXPECT_EQ(run["settings"]["param_overrides"]["budget"], nlohmann::json::array({"3"})) << run["settings"];
+  // No shape fits 1 ms: every variant is skipped, naming the budget.
+  ASSERT_EQ(Run("peak --quick --budget 0.001").code, 0);
+  res = Results();
+  for (const char* key : {"peak/gemm/dtype:bf16 flops", "peak/bandwidth/op:copy bandwidth"}) {
+    ASSERT_TRUE(res.count(key)) << key << " not in " << Keys(res);
+    EXPECT_EQ(res.at(key)["status"], "skipped") << key;
+    EXPECT_NE(res.at(key)["reason"].get<std::string>().find("over budget"), std::string::npos) << key;
+  }
 }
 
 }  // namespace

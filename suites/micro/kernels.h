@@ -19,6 +19,9 @@ struct Kernel {
   double flop = 0;
   double bytes = 0;
   double estimate_s = -1;  // a full call's seconds when known without one (GEMM: from its first rows)
+  // Optional: checks what the last `run` produced (GEMM: a slice of the
+  // product against fp64); throws std::runtime_error naming the error.
+  std::function<void()> check;
 };
 
 // "cuda" -> the first GPU, anything else -> the CPU.
@@ -27,9 +30,14 @@ torch::Device DeviceFor(const std::string& device);
 // "fp32" | "bf16" | "fp16" | "int8"; throws std::invalid_argument otherwise.
 torch::ScalarType ParseDtype(const std::string& name);
 
-// C = A B with A m x k, B k x n (int8: at::_int_mm into int32). Checks the
-// first 64 rows of the product against fp64 once (a wrong kernel is not a
-// fast one): throws std::runtime_error naming the error when it is off.
+// C = A B with A m x k, B k x n (int8: at::_int_mm into int32), operands
+// made on `device` (seeded by their shape). At set-up the product of A's
+// first 64 rows is timed (the estimate) and a slice of it checked; `check`
+// checks the same slice of the timed product C: its first and last 8 rows
+// and columns against an fp64 product of just those rows of A and columns
+// of B on the host (a wrong kernel is not a fast one, and the check costs
+// 16 x 16 x k, not m x n x k). Throws std::runtime_error naming the error
+// when it is off.
 Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device);
 // A ResNet-like 3x3 convolution, stride 1, padding 1: batch x channels x hw x hw.
 Kernel Conv2d(torch::ScalarType dtype, int64_t batch, int64_t channels, int64_t hw, const torch::Device& device);
@@ -59,6 +67,8 @@ class KernelWorkload : public MicroWorkload {
  public:
   Status SetUp(const RunContext& ctx) override;
   std::vector<BenchCase> Cases() override { return {CaseFor(name_, kernel_, *device_)}; }
+  // The kernel's check (Kernel::check) of what its last timed call produced.
+  Status Verify(const VerifyContext& ctx) override;
   void TearDown() override { kernel_ = {}; }
 
  protected:
