@@ -4,7 +4,11 @@
 #include <ATen/autocast_mode.h>
 #include <torch/torch.h>
 
+#include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "amp_workload.h"
 #include "common/models.h"
@@ -37,22 +41,67 @@ std::vector<VariantOutcome> RunAmp(const std::string& filter, int warmup, int re
 
 TEST(Amp, TheTorchBackendIsInstalled) { EXPECT_EQ(GetDeviceBackend().Name(), "torch"); }
 
-TEST(Amp, RegistersMlpCnnAndTransformerInThreePrecisions) {
+TEST(Amp, RegistersEveryModelInFourPrecisionsConvolutionalOnesChannelsLast) {
   auto v = SelectVariants(AmpSelection(""));
   std::set<std::string> names;
   for (const auto& x : v) names.insert(x.FullName());
-  for (const char* w : {"mlp", "cnn", "transformer"})
-    for (const char* p : {"fp32", "bf16", "fp16"})
-      EXPECT_TRUE(names.count(std::string("amp/") + w + "/precision:" + p + "/size:quick")) << w << " " << p;
+  for (const char* w : {"mlp", "cnn", "transformer", "resnet50"}) {
+    const bool conv = std::string(w) == "cnn" || std::string(w) == "resnet50";
+    for (const char* p : {"fp32", "tf32", "bf16", "fp16"})
+      EXPECT_TRUE(names.count(std::string("amp/") + w + "/precision:" + p + "/size:quick" +
+                              (conv ? "/memory_format:channels_last" : "")))
+          << w << " " << p;
+  }
+}
+
+TEST(Amp, TheFullBatchIsAParamWithAPerDeviceDefault) {
+  RunSettings s = RunSettings::Defaults(/*quick=*/false);
+  s.suites = {"amp"};
+  s.filter = "^amp/(resnet50|bert|decoder)/precision:fp32/";
+  std::map<std::string, std::string> batch;
+  for (const char* device : {"cpu", "cuda"}) {
+    s.device = device;
+    for (const auto& v : SelectVariants(s)) batch[v.workload->info.name + "/" + device] = v.params.Get("batch");
+  }
+  EXPECT_EQ(batch["resnet50/cuda"], "256");
+  EXPECT_EQ(batch["resnet50/cpu"], "32");
+  EXPECT_EQ(batch["bert/cuda"], "32");
+  EXPECT_EQ(batch["bert/cpu"], "8");
+  EXPECT_EQ(batch["decoder/cuda"], "8");
+  // --param batch overrides it, and is part of the name.
+  s.overrides = {{"batch", {"4"}}};
+  for (const auto& v : SelectVariants(s)) EXPECT_NE(v.FullName().find("/batch:4"), std::string::npos) << v.FullName();
+}
+
+TEST(Amp, Tf32IsSkippedOffTheGpuAndEveryVariantSetsItsMathMode) {
+  const auto out = RunAmp("mlp/precision:(fp32|tf32)", 1, 2);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].status, ResultStatus::kOk) << out[0].reason;
+  EXPECT_EQ(out[1].status, ResultStatus::kSkipped);
+  EXPECT_NE(out[1].reason.find("GPU math mode"), std::string::npos) << out[1].reason;
+  // What the library held while fp32 ran: strict IEEE everywhere, cuDNN's
+  // flags explicit (the convolutional models autotune, the others do not).
+  const auto& a = out[0].attributes;
+  for (const char* op : {"matmul", "conv", "rnn"}) {
+    EXPECT_EQ(a.at(std::string("math.fp32_precision.cuda.") + op), "ieee") << op;
+    EXPECT_EQ(a.at(std::string("math.fp32_precision.mkldnn.") + op), "ieee") << op;
+  }
+  EXPECT_EQ(a.at("math.cudnn_benchmark"), "off");
+  EXPECT_EQ(a.at("math.cudnn_deterministic"), "off");
+  const auto cnn = RunAmp("cnn/precision:fp32", 1, 2);
+  ASSERT_EQ(cnn.size(), 1u);
+  EXPECT_EQ(cnn[0].attributes.at("math.cudnn_benchmark"), "on");
+  EXPECT_EQ(cnn[0].attributes.at("memory_format"), "channels_last");
 }
 
 TEST(Amp, MlpRunsInEveryPrecisionWithLossParity) {
   auto out = RunAmp("mlp", 1, 3);
-  ASSERT_EQ(out.size(), 3u);
+  ASSERT_EQ(out.size(), 4u);
   for (const auto& o : out) {
     const std::string p = o.variant.params.Get("precision");
     if (o.status == ResultStatus::kSkipped) {
-      EXPECT_EQ(p, "fp16") << o.reason;  // only fp16 may be skipped, and only for missing ops
+      // tf32 off a GPU; fp16 only for missing ops
+      EXPECT_TRUE(p == "tf32" || p == "fp16") << p << ": " << o.reason;
       continue;
     }
     ASSERT_EQ(o.status, ResultStatus::kOk) << p << ": " << o.reason;
@@ -61,7 +110,7 @@ TEST(Amp, MlpRunsInEveryPrecisionWithLossParity) {
     EXPECT_GT(o.samples.at("peak_memory")[0], 1e5) << "weights alone are >1 MB";
     if (p != "fp32") {
       EXPECT_EQ(o.samples.at("speedup").size(), 3u);
-      for (double d : o.samples.at("loss_delta")) EXPECT_LE(d, amp::LossTolerance(common::ParsePrecision(p)));
+      EXPECT_EQ(o.attributes.at("loss_parity").rfind("ok: first-step loss", 0), 0u) << o.attributes.at("loss_parity");
     }
   }
 }
@@ -127,11 +176,12 @@ TEST(Amp, OptionalParamsRunAccumulationAndChannelsLast) {
     names.insert(o.variant.FullName());
     EXPECT_EQ(o.status, ResultStatus::kOk) << o.variant.FullName() << ": " << o.reason;
   }
-  // memory_format exists for cnn only; mlp gets accumulation alone.
-  EXPECT_EQ(names, (std::set<std::string>{"amp/cnn/precision:fp32/size:quick",
+  // memory_format is declared for cnn only (channels_last by default); mlp
+  // gets accumulation alone.
+  EXPECT_EQ(names, (std::set<std::string>{"amp/cnn/precision:fp32/size:quick/memory_format:contiguous",
                                           "amp/cnn/precision:fp32/size:quick/memory_format:channels_last",
-                                          "amp/cnn/precision:fp32/size:quick/accumulation:2",
-                                          "amp/cnn/precision:fp32/size:quick/accumulation:2/memory_format:channels_last",
+                                          "amp/cnn/precision:fp32/size:quick/memory_format:contiguous/accumulation:2",
+                                          "amp/cnn/precision:fp32/size:quick/memory_format:channels_last/accumulation:2",
                                           "amp/mlp/precision:fp32/size:quick",
                                           "amp/mlp/precision:fp32/size:quick/accumulation:2"}));
 }
@@ -227,6 +277,111 @@ TEST(Amp, AutocastGuardRestoresTheThreadState) {
   }
   EXPECT_FALSE(at::autocast::is_autocast_enabled(c10::kCPU));
   EXPECT_THROW(common::ParsePrecision("int4"), std::invalid_argument);
+}
+
+// The full-size transformers (BERT-base, the 127M decoder) at a reduced
+// batch and sequence, so that a CPU test trains the full configurations with
+// their recipe for 20 steps on the 4 cycled batches amp uses. (64-wide,
+// 12-deep versions do not reproduce the divergence: it needs the width.)
+struct ReducedCase {
+  common::ModelDef def;
+  int64_t batch;
+};
+
+ReducedCase ReducedBert() {
+  ReducedCase c{*common::FindModelDef("bert"), 4};
+  c.def.sample_shape = [](const std::string&) { return std::vector<int64_t>{64}; };
+  return c;
+}
+
+ReducedCase ReducedDecoder() {
+  ReducedCase c{*common::FindModelDef("decoder"), 1};
+  c.def.sample_shape = [](const std::string&) { return std::vector<int64_t>{64}; };
+  return c;
+}
+
+// torch's default initialisation (N(0, 1) embeddings, Kaiming-uniform
+// Linear layers): what the transformers trained with before.
+void TorchDefaults(common::Model& m) {
+  torch::NoGradGuard no_grad;
+  for (auto& mod : m.module->modules()) {
+    if (auto* l = mod->as<torch::nn::LinearImpl>()) l->reset_parameters();
+    if (auto* e = mod->as<torch::nn::EmbeddingImpl>()) e->reset_parameters();
+  }
+}
+
+// Losses of 20 fp32 steps over the 4 cycled batches.
+std::vector<double> Train(const ReducedCase& c, common::Model model, const common::OptimizerSpec& opt) {
+  auto batches = common::MakeBatches(c.def, "full", 4, 42, torch::kCPU, c.batch);
+  common::Trainer t(std::move(model), common::Precision::kFp32, torch::kCPU, opt);
+  std::vector<double> losses;
+  for (int i = 0; i < 20; ++i) losses.push_back(t.Step(batches[i % 4]).item<double>());
+  return losses;
+}
+
+// The mean loss over one cycle of the 4 batches: the first or the last.
+double Cycle(const std::vector<double>& v, bool last) {
+  const size_t from = last ? v.size() - 4 : 0;
+  return (v[from] + v[from + 1] + v[from + 2] + v[from + 3]) / 4;
+}
+
+std::string Text(const std::vector<double>& v) {
+  std::ostringstream out;
+  out.precision(3);
+  for (double x : v) out << x << " ";
+  return out.str();
+}
+
+// Stable training, stated: over 20 steps the mean loss of the last cycle of
+// batches is at least kFall below the first cycle's, and no loss exceeds
+// twice chance (ln 10 for bert's ten topics, ln 32000 for the next token).
+constexpr double kFall = 0.10;
+bool Stable(const std::vector<double>& losses, double chance) {
+  if (Cycle(losses, true) > (1 - kFall) * Cycle(losses, false)) return false;
+  return std::all_of(losses.begin(), losses.end(), [&](double l) { return std::isfinite(l) && l <= 2 * chance; });
+}
+
+TEST(FullSizeTraining, BertBaseLearnsWithItsRecipeAndDivergedWithTheOldSettings) {
+  const ReducedCase c = ReducedBert();
+  torch::manual_seed(1);
+  const auto now = Train(c, c.def.make("full"), c.def.Optimizer("full", c.batch));
+  EXPECT_TRUE(Stable(now, std::log(10.0))) << Text(now);
+  // SGD at 0.05 with momentum 0.9 and torch's initialisation: measured up to
+  // 63 here (13.3 +- 59% on the H200).
+  torch::manual_seed(1);
+  common::Model old = c.def.make("full");
+  TorchDefaults(old);
+  const auto before = Train(c, std::move(old), common::OptimizerSpec{});
+  EXPECT_FALSE(Stable(before, std::log(10.0))) << "the old settings were stable after all: " << Text(before);
+}
+
+TEST(FullSizeTraining, TheDecoderLearnsWithItsRecipe) {
+  // (The old settings did not diverge on the decoder: it memorised the
+  // cycled batches even faster. Only the recipe is checked here.)
+  const ReducedCase c = ReducedDecoder();
+  torch::manual_seed(1);
+  const auto now = Train(c, c.def.make("full"), c.def.Optimizer("full", c.batch));
+  EXPECT_TRUE(Stable(now, std::log(32000.0))) << Text(now);
+}
+
+TEST(FullSizeTraining, Bf16FirstStepLossMatchesFp32UnderCpuAutocast) {
+  const ReducedCase c = ReducedBert();
+  auto batches = common::MakeBatches(c.def, "full", 1, 42, torch::kCPU, c.batch);
+  torch::manual_seed(3);
+  common::Trainer fp32(c.def.make("full"), common::Precision::kFp32, torch::kCPU);
+  torch::manual_seed(3);
+  common::Trainer bf16(c.def.make("full"), common::Precision::kBf16, torch::kCPU);
+  const double a = fp32.Loss(batches[0]), b = bf16.Loss(batches[0]);
+  EXPECT_NE(a, b) << "bf16 autocast ran in fp32";
+  EXPECT_LE(std::abs(b - a) / a, amp::LossTolerance(common::Precision::kBf16).first) << a << " vs " << b;
+  // The verdict the amp suite gives from the same figures.
+  const auto r = amp::JudgeParity(common::Precision::kBf16, b, a, {2.0, 2.1, 1.9}, {2.0, 2.05, 1.95});
+  EXPECT_TRUE(r.ok) << r.text;
+  EXPECT_TRUE(r.assessable);
+  const auto diverged = amp::JudgeParity(common::Precision::kBf16, b, a, {2.0}, {2.3, 13.3, 40.0});
+  EXPECT_FALSE(diverged.assessable) << diverged.text;
+  EXPECT_TRUE(diverged.ok) << "the first step still decides";
+  EXPECT_FALSE(amp::JudgeParity(common::Precision::kBf16, 1.2 * a, a, {2.0}, {2.0}).ok);
 }
 
 }  // namespace

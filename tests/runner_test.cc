@@ -1,6 +1,7 @@
 // The runner with deterministic fake workloads and a fake backend.
 #include "runner.h"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -332,6 +333,93 @@ TEST(Runner, AnUndeclaredMetricFailsTheVariant) {
   auto out = runner.RunGroup(Group(w));
   EXPECT_EQ(out[0].status, ResultStatus::kFailed);
   EXPECT_NE(out[0].reason.find("'nonsense' is not declared"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace perfbench
+
+namespace perfbench {
+namespace {
+
+// 5 ms steps on a fake clock that also drives the stand-in NVML's counter
+// (one move of 30 J every 100 ms): energy comes from a window of the
+// variant's own steps after the timed ones, never from a per-step delta
+// (which would be 0 for most steps and 30 J for a few).
+class FiveMsSteps final : public Workload {
+ public:
+  explicit FiveMsSteps(double* now) : now_(now) {}
+  Status SetUp(const RunContext&) override { return Status::Ok(); }
+  Status RunStep(StepRecorder& rec) override {
+    *now_ += 0.005;
+    static auto* set_clock = reinterpret_cast<void (*)(double)>(
+        dlsym(dlopen(PERFBENCH_FAKE_NVML, RTLD_NOW | RTLD_LOCAL), "fake_nvml_set_clock_ms"));
+    set_clock(*now_ * 1e3);
+    rec.SetItemsProcessed(10);
+    return Status::Ok();
+  }
+
+ private:
+  double* now_;
+};
+
+TEST(Runner, EnergyIsMeasuredOverAWindowOfTheVariantsOwnSteps) {
+  double now = 100;
+  RegisteredWorkload w;
+  w.info.suite = "t";
+  w.info.name = "energy";
+  w.info.metrics = {{"step_time", "s", Better::kLower},
+                    {"energy", "J", Better::kLower},
+                    {"energy_per_sample", "J/sample", Better::kLower}};
+  w.info.variants = {Params{{"v", "a"}}};
+  w.factory = [&now] { return std::make_unique<FiveMsSteps>(&now); };
+  FakeBackend backend;
+  RunSettings s = Settings(2, 15);
+  s.device = "cuda";  // the NVML path; the fake backend runs nothing
+  Runner runner(s, backend, [&now] { return now; });
+  runner.set_energy_meters([](const std::string&, const std::string& bus) {
+    return MakeNvmlMeter(0, PERFBENCH_FAKE_NVML, bus);
+  });
+  const auto out = runner.RunGroup({&w, w.info.variants});
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].status, ResultStatus::kOk) << out[0].reason;
+  ASSERT_EQ(out[0].samples.at("energy").size(), 1u) << "one window, one figure";
+  EXPECT_NEAR(out[0].samples.at("energy")[0], 1.5, 0.075);  // 300 W x 5 ms, within 5%
+  EXPECT_NEAR(out[0].samples.at("energy_per_sample")[0], 0.15, 0.0075);
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 15u);
+  EXPECT_NE(out[0].attributes.at("energy").find("counter updates"), std::string::npos) << out[0].attributes.at("energy");
+}
+
+}  // namespace
+}  // namespace perfbench
+
+namespace perfbench {
+namespace {
+
+TEST(Progress, TheRemainingTimeMovesWithinAGroupAndUsesTheGroupsDone) {
+  ProgressEvent first{0, 3, "g", 10, 10, 0.5};
+  EXPECT_DOUBLE_EQ(first.RemainingSeconds(), 10 + 2 * 20);  // this one's 20 s stands for the other two
+  ProgressEvent last{2, 3, "g", 100, 10, 0.25};
+  EXPECT_DOUBLE_EQ(last.RemainingSeconds(), 30);
+  ProgressEvent starting{1, 3, "g", 50, 0, 0};
+  EXPECT_DOUBLE_EQ(starting.RemainingSeconds(), 100);  // 50 s per group done
+  ProgressEvent unknown{0, 3, "g", 0, 0, 0};
+  EXPECT_LT(unknown.RemainingSeconds(), 0);
+}
+
+TEST(Runner, ProgressIsReportedAfterEveryStepOfALongGroup) {
+  Script s;
+  s.fast_s = 1;
+  auto w = Make(&s, {"ref", "amp"});
+  FakeBackend backend;
+  Runner runner(Settings(1, 3), backend, ClockOf(&s));
+  std::vector<ProgressEvent> events;
+  runner.set_progress([&](const ProgressEvent& e) { events.push_back(e); });
+  runner.RunAll({Group(w)}, [](const auto&) {});
+  ASSERT_EQ(events.size(), 1u + 2 * 4);  // the start, then 2 variants x (1 warm-up + 3 timed)
+  EXPECT_DOUBLE_EQ(events.front().group_fraction, 0);
+  EXPECT_DOUBLE_EQ(events.back().group_fraction, 1);
+  EXPECT_DOUBLE_EQ(events.back().elapsed_s, 8);  // 8 steps of 1 s on the fake clock
+  for (size_t i = 1; i < events.size(); ++i) EXPECT_GE(events[i].group_fraction, events[i - 1].group_fraction);
 }
 
 }  // namespace

@@ -229,5 +229,25 @@ TEST(ResultIdentity, ParamsMatchWhateverTheirOrder) {
   EXPECT_EQ(c.metrics[0].n_candidate, 5u);
 }
 
+TEST(VerdictRules, AChangedMathModeIsAnotherVariantNeverARegression) {
+  auto a = Rec(ResultStatus::kOk, {100, 101, 102, 99, 100});
+  auto b = Rec(ResultStatus::kOk, {50, 51, 52, 49, 50});  // half as fast: but under other math
+  a.attributes = {{"math.fp32_precision.cuda.conv", "tf32"}, {"math.cudnn_benchmark", "off"}};
+  b.attributes = {{"math.fp32_precision.cuda.conv", "ieee"}, {"math.cudnn_benchmark", "off"}};
+  const Comparison c = Compare(Side({a}), Side({b}), Policy::Default(), false);
+  ASSERT_EQ(c.metrics.size(), 2u);
+  EXPECT_EQ(c.metrics[0].verdict, Verdict::kMissing);
+  EXPECT_EQ(c.metrics[1].verdict, Verdict::kNew);
+  EXPECT_NE(c.metrics[0].reason.find("math.fp32_precision.cuda.conv tf32 -> ieee"), std::string::npos)
+      << c.metrics[0].reason;
+  EXPECT_NE(c.verdict, Overall::kRegression);
+  // Named among the differences too.
+  ASSERT_EQ(c.software.size(), 1u);
+  EXPECT_EQ(c.software[0].field, "math.fp32_precision.cuda.conv (1 variant)");
+  // A side from before math modes were recorded is compared as before.
+  b.attributes.clear();
+  EXPECT_EQ(Compare(Side({a}), Side({b}), Policy::Default(), false).metrics.size(), 1u);
+}
+
 }  // namespace
 }  // namespace perfbench

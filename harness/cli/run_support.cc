@@ -26,13 +26,17 @@ namespace {
 class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled) {}
+  // At a group's start and at most twice a second within it.
   void Update(const ProgressEvent& e) {
     if (!enabled_) return;
-    std::string eta;
-    if (e.group_index > 0)
-      eta = fmt::format(", ~{:.0f} s left", e.elapsed_s / e.group_index * (e.group_count - e.group_index));
-    fmt::print(stderr, "\r\033[K[{}/{}] {}  ({:.0f} s elapsed{})", e.group_index + 1, e.group_count, e.name,
-               e.elapsed_s, eta);
+    const bool fresh = e.group_elapsed_s == 0;
+    if (!fresh && e.elapsed_s - last_print_s_ < 0.5) return;
+    last_print_s_ = e.elapsed_s;
+    const double left = e.RemainingSeconds();
+    const std::string eta = left >= 0 ? fmt::format(", ~{:.0f} s left", left) : "";
+    const std::string within = fresh ? "" : fmt::format(", group {:.0f}%", 100 * e.group_fraction);
+    fmt::print(stderr, "\r\033[K[{}/{}] {}  ({:.0f} s elapsed{}{})", e.group_index + 1, e.group_count, e.name,
+               e.elapsed_s, within, eta);
     std::fflush(stderr);
   }
   void Done() {
@@ -41,6 +45,7 @@ class Progress {
 
  private:
   bool enabled_;
+  double last_print_s_ = -1;
 };
 
 }  // namespace

@@ -1,6 +1,12 @@
 #include "perfbench/backend.h"
 
 namespace perfbench {
+
+std::string MathMode::Text() const {
+  return "fp32=" + fp32_precision + " cudnn_benchmark=" + (cudnn_benchmark ? "on" : "off") +
+         " cudnn_deterministic=" + (cudnn_deterministic ? "on" : "off");
+}
+
 namespace {
 
 class HostBackend final : public DeviceBackend {

@@ -27,11 +27,16 @@ double Scale(const WorkloadInfo& info, const Params& reference, const Params& va
 
 }  // namespace
 
+const std::string& ReferenceOf(const WorkloadInfo& info, const DerivedMetric& d) {
+  return d.reference_value.empty() ? info.reference_value : d.reference_value;
+}
+
 void DeriveMetrics(const WorkloadInfo& info, const Params& reference,
                    const std::map<std::string, std::vector<double>>& reference_samples, const Params& variant,
                    std::map<std::string, std::vector<double>>& samples, bool is_reference) {
   for (const auto& d : info.derived) {
     if (!info.FindMetric(d.metric)) continue;
+    if (ReferenceOf(info, d) != reference.Get(info.compare_param)) continue;
     const bool self = d.kind == DerivedMetric::Kind::kVariantOverScaledReference;
     if (is_reference && !self) continue;
     auto ra = reference_samples.find(d.from);

@@ -1,5 +1,7 @@
 #include "registry.h"
 
+#include "perfbench/backend.h"
+
 #include <algorithm>
 #include <map>
 #include <regex>
@@ -127,10 +129,23 @@ std::vector<Params> Expand(const WorkloadInfo& info, const Params& p, const std:
   return out;
 }
 
+// A declared variant with its per-device params (WorkloadInfo::device_params)
+// for `device` ("auto": the backend's choice) where it lacks them.
+Params WithDeviceParams(const WorkloadInfo& info, const Params& declared, std::string device) {
+  if (!info.device_params) return declared;
+  if (device != "cpu" && device != "cuda") device = GetDeviceBackend().CudaAvailable() ? "cuda" : "cpu";
+  Params out = declared;
+  const Params extra = info.device_params(declared, device);
+  for (const auto& [key, value] : extra.items())
+    if (!out.Has(key)) out.Set(key, value);
+  return out;
+}
+
 std::vector<Params> ExpandAll(const RegisteredWorkload& w, const RunSettings& s) {
   const auto& declared = (s.quick && !w.info.quick_variants.empty()) ? w.info.quick_variants : w.info.variants;
   std::vector<Params> expanded;
-  for (const auto& p : declared) {
+  for (const auto& d : declared) {
+    const Params p = WithDeviceParams(w.info, d, s.device);
     for (auto& c : Expand(w.info, p, s.overrides)) {
       const bool seen = std::any_of(expanded.begin(), expanded.end(),
                                     [&](const Params& e) { return e.Encode() == c.Encode(); });

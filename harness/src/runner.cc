@@ -10,14 +10,31 @@
 #include <map>
 #include <memory>
 #include <new>
+#include <set>
 
 #include "derived_metrics.h"
 #include "energy.h"
+#include "energy_window.h"
 #include "gpu_monitor.h"
 #include "host_memory.h"
 #include "perfbench/statistics.h"
 
 namespace perfbench {
+
+double ProgressEvent::RemainingSeconds() const {
+  const double before = elapsed_s - group_elapsed_s;  // the groups done
+  const double per_group = group_index > 0 ? before / static_cast<double>(group_index) : -1;
+  const double rest = static_cast<double>(group_count - group_index - 1);
+  double left_here = -1;
+  if (group_fraction > 0) left_here = group_elapsed_s * (1 - group_fraction) / group_fraction;
+  else if (per_group >= 0) left_here = std::max(0.0, per_group - group_elapsed_s);
+  if (left_here < 0) return -1;
+  if (rest > 0 && per_group < 0) {  // no group done yet: this one's projected length stands for the others
+    const double whole = group_elapsed_s + left_here;
+    return left_here + rest * whole;
+  }
+  return left_here + rest * std::max(per_group, 0.0);
+}
 
 double SteadyNow() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -99,16 +116,21 @@ class GroupRun {
  public:
   // `timed_s` accumulates the time of timed steps; `process_seed` goes to RunContext.
   GroupRun(const RunSettings& settings, DeviceBackend& backend, const NowFn& now, const VariantGroup& group,
-           uint64_t process_seed, double* timed_s)
+           uint64_t process_seed, double* timed_s, const Runner::EnergyMeterFactory& make_meter,
+           std::function<void(double)> tick)
       : s_(settings),
         backend_(backend),
         now_(now),
         info_(group.workload->info),
         live_(group.variants.size()),
         process_seed_(process_seed),
-        timed_s_(timed_s) {
-    if (info_.FindMetric("energy")) energy_ = MakeEnergyMeter(s_.device);
-    if (s_.device == "cuda") monitor_ = MakeGpuMonitor();
+        timed_s_(timed_s),
+        tick_(std::move(tick)) {
+    if (info_.FindMetric("energy")) {
+      const std::string bus = backend_.PciBusId(s_.device);  // the variant's own GPU, not GPU 0
+      energy_ = make_meter ? make_meter(s_.device, bus) : MakeEnergyMeter(s_.device, bus);
+    }
+    if (s_.device == "cuda") monitor_ = MakeGpuMonitor(0, "libnvidia-ml.so.1", backend_.PciBusId(s_.device));
     for (size_t i = 0; i < group.variants.size(); ++i) {
       live_[i].outcome.variant = VariantRef{group.workload, group.variants[i]};
       live_[i].target = s_.repetitions;
@@ -143,9 +165,23 @@ class GroupRun {
         if (v.active && v.done < v.target) Step(v, /*record=*/true, "step " + std::to_string(v.done + 1));
     }
     if (monitor_) activity_ = monitor_->End().Attributes();
+    if (energy_)
+      for (auto& v : live_)
+        if (v.active) MeasureEnergy(v);
   }
+  void MeasureEnergy(Live& v);
   bool AnyPending() const {
     return std::any_of(live_.begin(), live_.end(), [](const Live& v) { return v.active && v.done < v.target; });
+  }
+  // The variant's math mode (WorkloadInfo::math_mode), set before each of its calls.
+  MathMode ModeOf(const Live& v) const {
+    return info_.math_mode ? info_.math_mode(v.outcome.variant.params) : MathMode{};
+  }
+  Status ApplyMathMode(const Live& v, const std::string& phase) {
+    return Guarded(phase, [&] {
+      backend_.SetMathMode(ModeOf(v));
+      return Status::Ok();
+    });
   }
   void SetUp(Live& v);
   void Measure();
@@ -159,12 +195,12 @@ class GroupRun {
   Status MemoryAfter(StepMemory& m, const std::string& phase);
   Status TimedStep(Live& v, Recorder& rec, const std::string& phase, double* device_s);
   bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
-  void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok, double joules);
-  // Joules on the device's energy counter, or a negative number without one.
-  double Joules() { return energy_ && energy_->Unavailable().empty() ? energy_->Joules() : -1; }
+  void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok);
   void Project(Live& v, int warmups_left);
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
+  // The group's reference variant (compare_param == reference_value), or null.
+  const Live* Reference() const;
   void Finish(Live& v);
 
   const RunSettings& s_;
@@ -174,7 +210,19 @@ class GroupRun {
   std::vector<Live> live_;
   uint64_t process_seed_;
   double* timed_s_;
+  std::function<void(double)> tick_;  // progress: the group's fraction done, after each step
+  // Steps done / planned over the variants still running (warm-up and timed).
+  double Fraction() const {
+    double done = 0, planned = 0;
+    for (const auto& v : live_) {
+      if (!v.active) continue;
+      done += static_cast<double>(v.warmup_step_s.size() + v.done);
+      planned += static_cast<double>(s_.warmup_steps + v.target);
+    }
+    return planned > 0 ? done / planned : 0;
+  }
   std::unique_ptr<EnergyMeter> energy_;  // when the workload declares `energy`
+  std::map<const Live*, std::string> energy_notes_;  // "energy" attribute per variant
   std::unique_ptr<GpuMonitor> monitor_;  // on a GPU
   std::map<std::string, std::string> activity_;  // the monitor's attributes for every variant
 };
@@ -187,7 +235,8 @@ void GroupRun::SetUp(Live& v) {
   const RunContext ctx{params, s_, process_seed_};
   // The backend's calls are guarded too: a device fault (a CUDA error, an
   // allocator assert) fails this variant, not the run.
-  Status st = Guarded("set-up", [&] {
+  Status st = ApplyMathMode(v, "set-up");
+  if (st.ok()) st = Guarded("set-up", [&] {
     backend_.Synchronize(s_.device);
     backend_.Memory(s_.device, &before, &peak);
     v.workload = v.outcome.variant.workload->factory();
@@ -237,15 +286,14 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   Recorder rec(info_);
   StepMemory mem;
   const double t_begin = now_();
-  Status st = MemoryBefore(mem, phase);
+  Status st = ApplyMathMode(v, phase);
+  if (st.ok()) st = MemoryBefore(mem, phase);
   if (info_.FindMetric("peak_rss")) ResetPeakRss();
-  const double e0 = Joules();
   // The device is idle here, so the clock starts with the step's first launch.
   const double t0 = now_();
   double device_s = -1;
   if (st.ok()) st = TimedStep(v, rec, phase, &device_s);
   const double t1 = now_();
-  const double e1 = Joules();
   v.spent_s += t1 - t_begin;
   if (!Check(v, st, rec, phase) || !Check(v, MemoryAfter(mem, phase), rec, phase)) return;
   const int64_t transient = mem.ok ? std::max<int64_t>(0, mem.step_peak - mem.current) : 0;
@@ -254,17 +302,67 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   const double host_s = t1 - t0;
   if (!record) {
     v.warmup_step_s.push_back(host_s);
+    if (tick_) tick_(Fraction());
     return;
   }
   const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_ : device_s >= 0 ? device_s : host_s;
   *timed_s_ += t1 - t_begin;
-  Record(v, rec, seconds, peak_bytes, mem.ok, e0 >= 0 && e1 >= 0 ? e1 - e0 : -1);
+  Record(v, rec, seconds, peak_bytes, mem.ok);
+  if (tick_) tick_(Fraction());
   if (v.spent_s > s_.timeout_s && v.done < v.target)
     Fail(v, fmt::format("time limit of {:g} s exceeded after {} of {} repetitions", s_.timeout_s, v.done, v.target));
 }
 
+// The energy window (energy_window.h): the variant's own consecutive steps,
+// untimed, after the interleaved timed ones; its time counts against its budget.
+void GroupRun::MeasureEnergy(Live& v) {
+  const double left = s_.timeout_s - v.spent_s;
+  if (left <= 0) {
+    energy_notes_[&v] = "unavailable: no time left in the variant's budget for an energy window";
+    return;
+  }
+  EnergyWindowLimits limits;
+  limits.max_seconds = std::min(limits.max_seconds, left);
+  double items = 0;
+  const auto step = [&]() {
+    Recorder rec(info_);
+    Status st = ApplyMathMode(v, "energy window");
+    if (st.ok()) st = Guarded("energy window", [&] {
+      Status s = v.workload->RunStep(rec);
+      backend_.Synchronize(s_.device);
+      return s;
+    });
+    items = rec.items_;
+    return st;
+  };
+  const double t0 = now_();
+  Status failed;
+  const EnergyWindow w = MeasureEnergyWindow(step, *energy_, now_, limits, &failed);
+  v.spent_s += now_() - t0;
+  if (!failed.ok()) return Fail(v, failed.message());
+  if (!w.unavailable.empty()) {
+    energy_notes_[&v] = "unavailable: " + w.unavailable;
+    return;
+  }
+  v.outcome.samples["energy"] = {w.joules_per_step};
+  if (info_.FindMetric("energy_per_sample") && items > 0) v.outcome.samples["energy_per_sample"] = {w.joules_per_step / items};
+  energy_notes_[&v] = fmt::format("{:.4g} J per step, {:.4g} W: {}", w.joules_per_step, w.watts, w.Text());
+}
+
 // WorkloadInfo::engine: one call measures every live variant of the group.
 void GroupRun::Measure() {
+  // One engine call measures the whole group under one math mode: its
+  // first live variant's; a variant that asks for another fails.
+  const Live* first = nullptr;
+  for (auto& v : live_) {
+    if (!v.active) continue;
+    if (first == nullptr) {
+      first = &v;
+    } else if (!(ModeOf(v) == ModeOf(*first))) {
+      Fail(v, "measure: math mode " + ModeOf(v).Text() + " differs from its group's " + ModeOf(*first).Text() +
+                  " (an engine measures a group under one mode)");
+    }
+  }
   std::vector<EngineVariant> engine_variants;
   std::vector<Live*> owners;
   for (auto& v : live_) {
@@ -274,7 +372,8 @@ void GroupRun::Measure() {
   }
   if (owners.empty()) return;
   const double t0 = now_();
-  Status st = Guarded("measure", [&] {
+  Status st = ApplyMathMode(*owners[0], "measure");
+  if (st.ok()) st = Guarded("measure", [&] {
     info_.engine(s_, engine_variants);
     return Status::Ok();
   });
@@ -325,12 +424,8 @@ bool GroupRun::Check(Live& v, const Status& st, const Recorder& rec, const std::
   return true;
 }
 
-void GroupRun::Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok, double joules) {
+void GroupRun::Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok) {
   auto& s = v.outcome.samples;
-  if (joules >= 0) {
-    s["energy"].push_back(joules);
-    if (info_.FindMetric("energy_per_sample") && rec.items_ > 0) s["energy_per_sample"].push_back(joules / rec.items_);
-  }
   if (info_.FindMetric("step_time")) s["step_time"].push_back(seconds);
   if (info_.FindMetric("throughput") && rec.items_ > 0 && seconds > 0)
     s["throughput"].push_back(rec.items_ / seconds);
@@ -370,24 +465,39 @@ void GroupRun::Project(Live& v, int warmups_left) {
 
 void GroupRun::Derive() {
   if (info_.compare_param.empty() || info_.derived.empty()) return;
-  Live* ref = nullptr;
-  for (auto& v : live_)
-    if (v.outcome.variant.params.Get(info_.compare_param) == info_.reference_value) ref = &v;
-  if (ref == nullptr || !ref->active) return;
-  for (auto& v : live_) {
-    if (!v.active) continue;
-    Status st = Guarded("derived metrics", [&] {
-      DeriveMetrics(info_, ref->outcome.variant.params, ref->outcome.samples, v.outcome.variant.params,
-                    v.outcome.samples, /*is_reference=*/&v == ref);
-      return Status::Ok();
-    });
-    if (!st.ok()) Fail(v, st.message());
+  std::set<std::string> references;  // amp: fp32, and tf32 where it ran
+  for (const auto& d : info_.derived) references.insert(ReferenceOf(info_, d));
+  for (const auto& value : references) {
+    Live* ref = nullptr;
+    for (auto& v : live_)
+      if (v.outcome.variant.params.Get(info_.compare_param) == value) ref = &v;
+    if (ref == nullptr || !ref->active) continue;
+    // A copy: the reference's own samples grow when it derives from itself.
+    const auto ref_samples = ref->outcome.samples;
+    for (auto& v : live_) {
+      if (!v.active) continue;
+      Status st = Guarded("derived metrics", [&] {
+        DeriveMetrics(info_, ref->outcome.variant.params, ref_samples, v.outcome.variant.params, v.outcome.samples,
+                      /*is_reference=*/&v == ref);
+        return Status::Ok();
+      });
+      if (!st.ok()) Fail(v, st.message());
+    }
   }
 }
 
+const Live* GroupRun::Reference() const {
+  if (info_.compare_param.empty()) return nullptr;
+  for (const auto& v : live_)
+    if (v.outcome.variant.params.Get(info_.compare_param) == info_.reference_value) return &v;
+  return nullptr;
+}
+
 void GroupRun::Finish(Live& v) {
+  if (v.workload && !ApplyMathMode(v, "verify").ok()) Fail(v, "verify: the math mode could not be set");
   if (v.active) {
-    VerifyContext vctx{v.outcome.samples};
+    const Live* ref = Reference();
+    VerifyContext vctx{v.outcome.samples, ref && ref != &v && !ref->outcome.samples.empty() ? &ref->outcome.samples : nullptr};
     Status st = Guarded("verify", [&] { return v.workload->Verify(vctx); });
     // Keep the samples: a wrong answer is worth seeing next to its speed.
     if (!st.ok()) Fail(v, st.message());
@@ -395,8 +505,9 @@ void GroupRun::Finish(Live& v) {
   if (!v.workload) return;
   Guarded("attributes", [&] {
     v.outcome.attributes = v.workload->Attributes();
-    if (energy_ && !energy_->Unavailable().empty()) v.outcome.attributes["energy"] = "unavailable: " + energy_->Unavailable();
+    if (auto it = energy_notes_.find(&v); it != energy_notes_.end()) v.outcome.attributes["energy"] = it->second;
     v.outcome.attributes.insert(activity_.begin(), activity_.end());
+    for (const auto& [flag, value] : backend_.MathModeInEffect()) v.outcome.attributes["math." + flag] = value;
     return Status::Ok();
   });
   Guarded("tear-down", [&] {
@@ -409,15 +520,26 @@ void GroupRun::Finish(Live& v) {
 }  // namespace
 
 std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
-  return GroupRun(settings_, backend_, now_, group, process_seed_, &timed_s_).Run();
+  return GroupRun(settings_, backend_, now_, group, process_seed_, &timed_s_, make_meter_, group_tick_).Run();
 }
 
 void Runner::RunAll(const std::vector<VariantGroup>& groups,
                     const std::function<void(const std::vector<VariantOutcome>&)>& sink) {
   const double start = now_();
   for (size_t i = 0; i < groups.size(); ++i) {
-    if (progress_) progress_({i, groups.size(), GroupName(groups[i]), now_() - start});
+    const double group_start = now_();
+    ProgressEvent e{i, groups.size(), GroupName(groups[i]), group_start - start, 0, 0};
+    if (progress_) {
+      progress_(e);
+      group_tick_ = [&](double fraction) {
+        e.elapsed_s = now_() - start;
+        e.group_elapsed_s = now_() - group_start;
+        e.group_fraction = fraction;
+        progress_(e);
+      };
+    }
     sink(RunGroup(groups[i]));
+    group_tick_ = nullptr;
   }
 }
 

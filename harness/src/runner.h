@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "energy.h"
 #include "perfbench/backend.h"
 #include "perfbench/settings.h"
 #include "registry.h"
@@ -26,13 +27,28 @@ struct VariantOutcome {
   std::map<std::string, std::string> attributes;
 };
 
+// Sent when a group starts and after each step of it, so that a long group
+// shows time moving.
 struct ProgressEvent {
   size_t group_index = 0;  // 0-based
   size_t group_count = 0;
   std::string name;        // workload and shared params
   double elapsed_s = 0;    // since the runner started
+  double group_elapsed_s = 0;  // since this group started
+  // Steps done / steps planned in this group (warm-up and timed, of the
+  // variants still running); 0 at its start.
+  double group_fraction = 0;
+  // Seconds left: this group's by its fraction, the others' at the mean of
+  // the groups done; negative while nothing is known yet.
+  double RemainingSeconds() const;
 };
 
+// Energy: after the timed steps (which interleave the variants), each
+// variant that declares `energy` runs an untimed window of its own steps
+// (energy_window.h) on its device's counter; energy is one sample, joules
+// per step (energy_per_sample divides by the step's items), or the
+// attribute "energy" says "unavailable: <why>".
+//
 // Time budget (RunSettings::timeout_s) per variant: the variant's own set-up
 // and steps count, not its siblings'. After each warm-up round the runner
 // projects the variant's remaining time from its median warm-up step; when
@@ -52,6 +68,10 @@ class Runner {
   Runner(RunSettings settings, DeviceBackend& backend, NowFn now = SteadyNow)
       : settings_(std::move(settings)), backend_(backend), now_(std::move(now)) {}
   void set_progress(ProgressFn fn) { progress_ = std::move(fn); }
+  // The energy counters (default MakeEnergyMeter); tests install a stand-in.
+  using EnergyMeterFactory =
+      std::function<std::unique_ptr<EnergyMeter>(const std::string& device, const std::string& pci_bus_id)>;
+  void set_energy_meters(EnergyMeterFactory make) { make_meter_ = std::move(make); }
   // RunContext::process_seed for the workloads this runner sets up.
   void set_process_seed(uint64_t seed) { process_seed_ = seed; }
   // Seconds spent in timed repetitions so far (all variants): with the
@@ -71,6 +91,8 @@ class Runner {
   DeviceBackend& backend_;
   NowFn now_;
   ProgressFn progress_;
+  EnergyMeterFactory make_meter_;
+  std::function<void(double)> group_tick_;  // RunAll's progress inside the running group
   uint64_t process_seed_ = 0;
   double timed_s_ = 0;
 };

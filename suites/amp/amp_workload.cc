@@ -3,24 +3,52 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <sstream>
 
 #include "common/models.h"
+#include "perfbench/statistics.h"
 #include "perfbench/workload.h"
 
 namespace perfbench::amp {
 
-double LossTolerance(Precision p) {
+ParityBounds LossTolerance(Precision p) {
   switch (p) {
-    case Precision::kFp32: return 0.0;
-    case Precision::kBf16: return 0.10;  // 8-bit mantissa
-    case Precision::kFp16: return 0.05;  // 11-bit mantissa
+    case Precision::kFp32: return {0.0, 0.0};
+    case Precision::kTf32: return {0.01, 0.05};  // 10-bit mantissa in the products
+    case Precision::kBf16: return {0.03, 0.10};  // 8-bit mantissa
+    case Precision::kFp16: return {0.01, 0.05};  // 11-bit mantissa
   }
-  return 0.0;
+  return {};
+}
+
+ParityResult JudgeParity(Precision p, double first, double first_fp32, const std::vector<double>& losses,
+                         const std::vector<double>& losses_fp32) {
+  const ParityBounds b = LossTolerance(p);
+  const auto rel = [](double x, double ref) { return std::abs(x - ref) / std::max(std::abs(ref), 1e-12); };
+  ParityResult r;
+  const double d_first = rel(first, first_fp32);
+  r.ok = d_first <= b.first;
+  r.text = fmt::format("first-step loss {:.5g} vs fp32 {:.5g} ({:.2f}%, bound {:g}%)", first, first_fp32,
+                       100 * d_first, 100 * b.first);
+  const double mean32 = stats::Mean(losses_fp32), spread = stats::StdDev(losses_fp32) / std::abs(mean32);
+  if (!(spread <= kMaxFp32Spread)) {
+    r.assessable = false;
+    r.text += fmt::format("; mean loss not assessable: fp32's own loss spread {:.3g} (sd/mean over {} steps) "
+                          "exceeds {:g}", spread, losses_fp32.size(), kMaxFp32Spread);
+    return r;
+  }
+  const double d_mean = rel(stats::Mean(losses), mean32);
+  r.ok = r.ok && d_mean <= b.mean;
+  r.text += fmt::format("; mean timed loss {:.5g} vs fp32 {:.5g} ({:.2f}%, bound {:g}%)", stats::Mean(losses),
+                        mean32, 100 * d_mean, 100 * b.mean);
+  return r;
 }
 
 using common::Batch;
@@ -32,6 +60,76 @@ namespace {
 
 constexpr int kBatchesInPool = 4;  // cycled: the same data for every precision
 
+// FLOP/s of a short square matmul at `p`'s dtype on `device`, best of three
+// after one warm-up; measured once per process and (device, precision).
+double GemmProbe(const torch::Device& device, Precision p) {
+  static std::mutex mu;
+  static std::map<std::string, double> known;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = device.str() + "/" + std::to_string(static_cast<int>(p));
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  const int64_t n = device.is_cuda() ? 4096 : 512;
+  const auto dtype = p == Precision::kBf16 ? torch::kBFloat16 : p == Precision::kFp16 ? torch::kHalf : torch::kFloat;
+  torch::NoGradGuard no_grad;
+  auto a = torch::randn({n, n}, torch::TensorOptions().device(device).dtype(dtype)), b = a.clone();
+  double best = 1e30;
+  for (int i = 0; i < 4; ++i) {
+    common::SynchronizeDevice(device);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto c = torch::mm(a, b);
+    common::SynchronizeDevice(device);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::min(best, s);
+  }
+  return known[key] = 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9);
+}
+
+// /proc/meminfo's MemAvailable in bytes; 0 where unreadable.
+double MemAvailableBytes() {
+  std::ifstream in("/proc/meminfo");
+  for (std::string key; in >> key;) {
+    double kib = 0;
+    in >> kib;
+    if (key == "MemAvailable:") return kib * 1024;
+    in.ignore(1 << 10, '\n');
+  }
+  return 0;
+}
+
+// Why a variant cannot fit, projected before anything is built: its
+// set-up (the first-step loss; fp16's loss-scale calibration), warm-up and
+// the fewest timed steps against the time budget, at the rate of a GEMM
+// probe (optimistic: a step is never faster than its FLOP at GEMM speed),
+// and its parameters, optimiser state and activations against MemAvailable
+// (CPU). "" when it fits.
+std::string Projection(const ModelDef& def, const std::string& size, int64_t batch, Precision p,
+                       const torch::Device& device, const RunSettings& s) {
+  const double flop = def.FlopsPerStep(size, batch);
+  if (flop > 0) {
+    const double rate = GemmProbe(device, p), step_s = flop / rate;
+    const double steps = 1.0 / 3 + (p == Precision::kFp16 ? kBatchesInPool : 0) + s.warmup_steps +
+                         RunSettings::kMinRepetitions;
+    if (step_s * steps > s.timeout_s)
+      return fmt::format("projected {:.0f} s for set-up, {} warm-up and {} timed steps ({:.3g} TFLOP per step at "
+                         "the {:.3g} GFLOP/s a GEMM probe reached, {:.3g} s per step at best) exceeds the {:g} s "
+                         "budget per variant", step_s * steps, s.warmup_steps, RunSettings::kMinRepetitions,
+                         flop / 1e12, rate / 1e9, step_s, s.timeout_s);
+  }
+  if (device.is_cpu() && def.activation_bytes) {
+    double params = 0;
+    {
+      torch::NoGradGuard no_grad;
+      for (const auto& t : def.make(size).module->parameters()) params += static_cast<double>(t.numel());
+    }
+    const double bytes = 4.0 * params * 4 + def.activation_bytes(size, batch);  // weights, grads, 2 states
+    const double available = MemAvailableBytes();
+    if (available > 0 && bytes > 0.9 * available)
+      return fmt::format("projected {:.1f} GB for weights, gradients, optimiser state and activations at batch {} "
+                         "exceeds 90% of the {:.1f} GB available", bytes / 1e9, batch, available / 1e9);
+  }
+  return "";
+}
+
 class AmpWorkload final : public Workload {
  public:
   explicit AmpWorkload(const ModelDef& def) : def_(def) {}
@@ -41,19 +139,24 @@ class AmpWorkload final : public Workload {
     const std::string size = ctx.params.Get("size");
     const torch::Device device(ctx.settings.device == "cuda" ? torch::kCUDA : torch::kCPU);
     accumulation_ = ctx.params.GetInt("accumulation", 1);
-    channels_last_ = ctx.params.Get("memory_format", "contiguous");
-    if (channels_last_ != "contiguous" && channels_last_ != "channels_last")
-      return Status::Error("memory_format '" + channels_last_ + "': expected contiguous or channels_last");
+    memory_format_ = ctx.params.Get("memory_format", "contiguous");
+    if (memory_format_ != "contiguous" && memory_format_ != "channels_last")
+      return Status::Error("memory_format '" + memory_format_ + "': expected contiguous or channels_last");
+    batch_size_ = ctx.params.GetInt("batch", def_.batch(size));
+    if (batch_size_ < 1) return Status::Error("batch must be at least 1");
+    if (std::string why = Projection(def_, size, batch_size_, precision_, device, ctx.settings); !why.empty())
+      return Status::Skipped(why);
     // Same seed -> same initial weights for every precision of the group.
     torch::manual_seed(ctx.settings.seed);
     common::Model model = def_.make(size);
-    batches_ = MakeBatches(def_, size, kBatchesInPool, ctx.settings.seed, device);
-    if (channels_last_ == "channels_last") common::ToChannelsLast(model, batches_);
-    trainer_ = std::make_unique<Trainer>(std::move(model), precision_, device, def_.lr);
-    batch_size_ = def_.batch(size);
-    items_ = def_.ItemsPerBatch(size);
-    flops_per_step_ = def_.FlopsPerStep(size);
+    batches_ = MakeBatches(def_, size, kBatchesInPool, ctx.settings.seed, device, batch_size_);
+    if (memory_format_ == "channels_last") common::ToChannelsLast(model, batches_);
+    optimizer_ = def_.Optimizer(size, batch_size_);
+    trainer_ = std::make_unique<Trainer>(std::move(model), precision_, device, optimizer_);
+    items_ = def_.ItemsPerBatch(size, batch_size_);
+    flops_per_step_ = def_.FlopsPerStep(size, batch_size_);
     for (const auto& b : batches_) micro_.push_back(common::MicroBatches(b, accumulation_));
+    first_loss_ = trainer_->Loss(batches_[0]);  // the same weights and batch for every precision
     initial_loss_scale_ = trainer_->CalibrateLossScale(batches_);
     return Status::Ok();
   }
@@ -63,21 +166,27 @@ class AmpWorkload final : public Workload {
     torch::Tensor loss = accumulation_ == 1 ? trainer_->Step(batches_[i]) : trainer_->Step(micro_[i]);
     rec.SetItemsProcessed(static_cast<double>(items_));
     rec.Add("loss", loss.item<double>());
+    rec.Add("first_loss", first_loss_);
     return Status::Ok();
   }
 
   Status Verify(const VerifyContext& ctx) override {
-    auto it = ctx.samples.find("loss_delta");
-    if (precision_ == Precision::kFp32 || it == ctx.samples.end() || it->second.empty()) return Status::Ok();
-    const double worst = *std::max_element(it->second.begin(), it->second.end());
-    const double tol = LossTolerance(precision_);
-    if (worst > tol)
-      return Status::Error(fmt::format("loss parity: |loss - loss(fp32)| reached {:.4g}, tolerance {:.3g}", worst, tol));
-    return Status::Ok();
+    if (precision_ == Precision::kFp32 || ctx.reference == nullptr) return Status::Ok();
+    const auto find = [](const auto& samples, const char* m) {
+      auto it = samples.find(m);
+      return it == samples.end() ? std::vector<double>{} : it->second;
+    };
+    const auto losses = find(ctx.samples, "loss"), ref_losses = find(*ctx.reference, "loss");
+    const auto ref_first = find(*ctx.reference, "first_loss");
+    if (losses.empty() || ref_losses.empty() || ref_first.empty()) return Status::Ok();
+    const ParityResult r = JudgeParity(precision_, first_loss_, ref_first.front(), losses, ref_losses);
+    parity_ = (r.ok ? (r.assessable ? "ok: " : "first step ok: ") : "failed: ") + r.text;
+    return r.ok ? Status::Ok() : Status::Error("loss parity: " + r.text);
   }
 
   std::map<std::string, std::string> Attributes() const override {
-    std::map<std::string, std::string> a{{"batch_size", std::to_string(batch_size_)}};
+    std::map<std::string, std::string> a{{"batch_size", std::to_string(batch_size_)},
+                                         {"memory_format", memory_format_}, {"optimizer", optimizer_.Text()}};
     if (accumulation_ > 1) a["micro_batch_size"] = std::to_string(batch_size_ / accumulation_);
     if (flops_per_step_ > 0) a["flops_per_step"] = fmt::format("{:.6g}", flops_per_step_);
     if (precision_ == Precision::kFp16 && trainer_) {
@@ -85,7 +194,7 @@ class AmpWorkload final : public Workload {
                                             initial_loss_scale_);
       a["final_loss_scale"] = fmt::format("{:g}", trainer_->LossScale());
     }
-    if (precision_ != Precision::kFp32) a["loss_tolerance"] = fmt::format("{:g}", LossTolerance(precision_));
+    if (!parity_.empty()) a["loss_parity"] = parity_;
     return a;
   }
 
@@ -99,11 +208,14 @@ class AmpWorkload final : public Workload {
   const ModelDef& def_;
   Precision precision_ = Precision::kFp32;
   std::unique_ptr<Trainer> trainer_;
+  common::OptimizerSpec optimizer_;
   std::vector<Batch> batches_;
   std::vector<std::vector<Batch>> micro_;  // batches_ split for gradient accumulation
   int64_t accumulation_ = 1;
   double initial_loss_scale_ = 1;
-  std::string channels_last_;
+  double first_loss_ = 0;  // batch 0's loss before any update
+  std::string memory_format_;
+  std::string parity_;     // the loss-parity verdict, for the attributes
   int64_t batch_size_ = 0;
   int64_t items_ = 0;           // what throughput counts per step (samples, images or tokens)
   double flops_per_step_ = 0;   // analytic, from the model definition; 0 when unknown
@@ -142,6 +254,32 @@ std::string SlowCause(const Params& p, const std::string& device) {
   return "";
 }
 
+bool Convolutional(const ModelDef& def) { return def.name == "cnn" || def.name == "resnet50"; }
+
+std::vector<Params> Variants(const ModelDef& def, const std::string& size) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> axes = {
+      {"precision", {"fp32", "tf32", "bf16", "fp16"}}, {"size", {size}}};
+  if (Convolutional(def)) axes.push_back({"memory_format", {"channels_last"}});
+  return Params::Product(axes);
+}
+
+// fp32 is strict IEEE everywhere; tf32 asks for TensorFloat-32; the
+// convolutional models let cuDNN pick its algorithms per shape, as
+// practitioners train (torch.backends.cudnn.benchmark = True).
+MathMode AmpMathMode(const ModelDef& def, const Params& p) {
+  MathMode m;
+  if (p.Get("precision") == "tf32") m.fp32_precision = "tf32";
+  m.cudnn_benchmark = Convolutional(def);
+  return m;
+}
+
+std::string AmpSkipReason(const Params& p, const std::string& device) {
+  if (p.Get("precision") == "tf32" && device != "cuda")
+    return "tf32 is a GPU math mode (TensorFloat-32 tensor cores); on a " + device + " fp32 is the reference";
+  if (p.Get("precision") == "fp16") return common::LossScalingUnavailable(device);
+  return "";
+}
+
 WorkloadInfo AmpInfo(const ModelDef& def) {
   WorkloadInfo info;
   info.suite = "amp";
@@ -150,27 +288,33 @@ WorkloadInfo AmpInfo(const ModelDef& def) {
   info.metrics = {{"throughput", def.items + "/s", Better::kHigher}, {"step_time", "s", Better::kLower},
                   {"peak_memory", "bytes", Better::kLower},     {"peak_rss", "bytes", Better::kLower},
                   {"loss", "1", Better::kLower},                {"loss_delta", "1", Better::kLower},
-                  {"speedup", "ratio", Better::kHigher},        {"energy", "J", Better::kLower},
-                  {"energy_per_sample", "J/sample", Better::kLower}};
-  info.variants = Params::Product({{"precision", {"fp32", "bf16", "fp16"}}, {"size", {"full"}}});
-  info.quick_variants = Params::Product({{"precision", {"fp32", "bf16", "fp16"}}, {"size", {"quick"}}});
+                  {"first_loss", "1", Better::kLower},          {"speedup", "ratio", Better::kHigher},
+                  {"speedup_tf32", "ratio", Better::kHigher},
+                  {"energy", "J", Better::kLower},              {"energy_per_sample", "J/sample", Better::kLower}};
+  info.variants = Variants(def, "full");
+  info.quick_variants = Variants(def, "quick");
   info.compare_param = "precision";
   info.reference_value = "fp32";
+  // On a GPU speed-ups over strict fp32 and over tf32 (what an fp32 run
+  // gets there by default); tf32 is skipped elsewhere, and so is speedup_tf32.
   info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant},
+                  {"speedup_tf32", "step_time", DerivedMetric::Kind::kReferenceOverVariant, "tf32"},
                   {"loss_delta", "loss", DerivedMetric::Kind::kAbsDifference}};
-  info.skip_reason = [](const Params& p, const std::string& device) -> std::string {
-    if (p.Get("precision") == "fp16") return common::LossScalingUnavailable(device);
-    return "";
-  };
+  info.skip_reason = AmpSkipReason;
   info.slow_cause = SlowCause;
+  info.math_mode = [&def](const Params& p) { return AmpMathMode(def, p); };
+  if (def.full_batch) {
+    info.device_params = [&def](const Params& p, const std::string& device) {
+      return p.Get("size") == "full" ? Params{{"batch", std::to_string(def.full_batch(device))}} : Params{};
+    };
+  }
   // advise: mixed precision, gradient accumulation at the same effective
   // batch (optional param `accumulation`, micro-batches of batch/k), and for
-  // the convolutional model the channels-last memory format (optional param
-  // `memory_format`).
+  // the convolutional models the memory format (channels_last by default).
   info.knobs = {{"precision", {{"precision", "fp32"}}, {{{"precision", "bf16"}}, {{"precision", "fp16"}}}},
                 {"accumulation", {{"accumulation", "1"}}, {{{"accumulation", "2"}}, {{"accumulation", "4"}}}}};
-  if (def.name == "cnn" || def.name == "resnet50")
-    info.knobs.push_back({"memory_format", {{"memory_format", "contiguous"}}, {{{"memory_format", "channels_last"}}}});
+  if (Convolutional(def))
+    info.knobs.push_back({"memory_format", {{"memory_format", "channels_last"}}, {{{"memory_format", "contiguous"}}}});
   return info;
 }
 

@@ -6,7 +6,14 @@
 //   large: 24 layers, hidden 1024, 16 heads: 335.1M (the paper rounds to 340M)
 //   quick: 2 layers, hidden 128, 2 heads, vocabulary 4096, batch 8, seq 64
 //   full:  base at batch 32, sequence 384 (MLPerf's SQuAD shape)
-// The task: the class is the first token's id modulo 10 (learnable).
+// Weights from N(0, 0.02) (BERT's initialisation), biases 0.
+// The task: the topic task (training.h's TopicTokens): the class is spread
+// over the sequence, learnable by attention, not by memorising batches.
+// Training (ModelDef::optimizer): AdamW, weight decay 0.01, gradient norm
+// clipped at 1, the learning rate warmed up linearly (BERT's fine-tuning
+// recipe); 1e-4 at full size, 1e-3 for the 2-layer quick one.
+// Batch at full size (ModelDef::full_batch): 32 x 384 on a GPU (SQuAD
+// fine-tuning), 8 x 384 on a CPU (what a 2-core, 24 GiB machine fits).
 // FLOP per step: 6 x parameters x tokens (forward 2, backward 4 per
 // parameter and token), the embedding tables left out (lookups, not GEMMs),
 // attention's sequence-squared terms not counted.
@@ -83,7 +90,11 @@ BertConfig BertConfigFor(const std::string& name) {
   return BertConfig{12, 768, 12, 30522, 32, 384};
 }
 
-Model MakeBert(const BertConfig& c) { return Model::Of(Bert(c)); }
+Model MakeBert(const BertConfig& c) {
+  Model m = Model::Of(Bert(c));
+  InitTransformerWeights(*m.module);
+  return m;
+}
 
 ModelDef BertModel() {
   return ModelDef{
@@ -100,6 +111,18 @@ ModelDef BertModel() {
         const BertConfig c = Size(size);
         torch::NoGradGuard no_grad;
         return 6.0 * static_cast<double>(GemmParameters(MakeBert(c))) * static_cast<double>(c.batch * c.seq);
+      },
+      .optimizer = [](const std::string& size, int64_t) {
+        return OptimizerSpec{.kind = OptimizerSpec::Kind::kAdamW,
+                             .lr = size == "quick" ? 1e-3 : 1e-4,
+                             .weight_decay = 0.01,
+                             .warmup_steps = 4,
+                             .clip_norm = 1.0};
+      },
+      .full_batch = [](const std::string& device) -> int64_t { return device == "cuda" ? 32 : 8; },
+      .activation_bytes = [](const std::string& size, int64_t batch) {
+        const BertConfig c = Size(size);
+        return static_cast<double>(c.layers * batch) * TransformerLayerActivationBytes(c.seq, c.hidden, c.heads);
       },
   };
 }

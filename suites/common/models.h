@@ -30,6 +30,11 @@ Model MakeResNet50(const std::string& size, int64_t classes);
 // ResNet-50's forward FLOP per image at `size` (conv and head GEMMs).
 double ResNet50ForwardFlop(const std::string& size);
 
+// Activation bytes a transformer layer keeps for backward, per sequence of
+// `seq` tokens, `hidden` wide with `heads` heads, in fp32: Korthikanti et
+// al. (2022)'s 34 s h + 5 a s^2 bytes at 16 bits, doubled.
+double TransformerLayerActivationBytes(int64_t seq, int64_t hidden, int64_t heads);
+
 struct BertConfig {
   int64_t layers, hidden, heads, vocab, batch, seq;
 };

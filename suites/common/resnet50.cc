@@ -4,7 +4,7 @@
 // widths 64/128/256/512 (expansion 4), batch norm, global average pool,
 // 1000 classes. 25.56M parameters.
 //   quick: batch 8, 3x32x32, widths 16/32/64/128, one bottleneck per stage
-//   full:  batch 32, 3x224x224 (MLPerf's shape per device)
+//   full:  3x224x224, batch 256 on a GPU and 32 on a CPU (ModelDef::full_batch)
 // FLOP per step: every convolution's 2 C_in C_out k^2 H_out W_out and the
 // head's 2 in out per image, counted while the network is built, times 3
 // (forward, and backward's two products) times the batch.
@@ -115,11 +115,27 @@ ModelDef ResNet50Model() {
       .flops_per_step = [](const std::string& size) {
         return 3.0 * ResNet50ForwardFlop(size) * static_cast<double>(Size(size).batch);
       },
-      // Batch norm over 8 images and 1000 classes: at 0.05 (or 0.002) the
-      // loss runs away within the warm-up, and with it a reduced precision's
-      // (fp16's skipped overflow steps most): measured |loss - loss(fp32)|
-      // 1.3 (bf16) and 3.5 (fp16) at 0.05; within tolerance at 0.0002.
-      .lr = 0.0002,
+      // Full size: SGD with momentum at Goyal et al.'s linear scaling, 0.1 x
+      // batch / 256, weight decay 5e-5, a short linear warm-up (MLPerf's
+      // reference, without LARS). Quick: batch norm over 8 images and 1000
+      // classes runs away at 0.05 (or 0.002) within the warm-up, and a
+      // reduced precision's with it: 0.0002.
+      .optimizer = [](const std::string& size, int64_t batch) {
+        if (size == "quick") return OptimizerSpec{.lr = 0.0002};
+        return OptimizerSpec{.kind = OptimizerSpec::Kind::kSgd,
+                             .lr = 0.1 * static_cast<double>(batch) / 256.0,
+                             .momentum = 0.9,
+                             .weight_decay = 5e-5,
+                             .warmup_steps = 4};
+      },
+      // 256 per GPU (NVIDIA DeepLearningExamples' default); on a CPU 32 (a
+      // step at 256 needs ~22 GB of activations).
+      .full_batch = [](const std::string& device) -> int64_t { return device == "cuda" ? 256 : 32; },
+      // ~22 GB for a step of 256 images at 224x224: 86 MB per image, by area.
+      .activation_bytes = [](const std::string& size, int64_t batch) {
+        const double hw = static_cast<double>(Size(size).image) / 224.0;
+        return 86e6 * hw * hw * static_cast<double>(batch);
+      },
   };
 }
 

@@ -5,17 +5,30 @@
 #include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
 
 namespace perfbench::common {
 
 Precision ParsePrecision(const std::string& name) {
   if (name == "fp32") return Precision::kFp32;
+  if (name == "tf32") return Precision::kTf32;
   if (name == "bf16") return Precision::kBf16;
   if (name == "fp16") return Precision::kFp16;
-  throw std::invalid_argument("unknown precision '" + name + "' (fp32, bf16, fp16)");
+  throw std::invalid_argument("unknown precision '" + name + "' (fp32, tf32, bf16, fp16)");
+}
+
+std::string OptimizerSpec::Text() const {
+  std::ostringstream o;
+  o << (kind == Kind::kAdamW ? "adamw" : "sgd") << " lr=" << lr;
+  if (kind == Kind::kSgd) o << " momentum=" << momentum;
+  if (weight_decay > 0) o << " weight_decay=" << weight_decay;
+  if (warmup_steps > 0) o << " warmup_steps=" << warmup_steps;
+  if (clip_norm > 0) o << " clip_norm=" << clip_norm;
+  return o.str();
 }
 
 AutocastGuard::AutocastGuard(c10::DeviceType device, at::ScalarType dtype) : device_(device) {
@@ -45,33 +58,49 @@ std::string LossScalingUnavailable(const std::string& device) {
   return "";
 }
 
-int64_t ModelDef::ItemsPerBatch(const std::string& size) const {
-  return batch(size) * (items == "tokens" ? sample_shape(size).front() : 1);
+int64_t ModelDef::ItemsPerBatch(const std::string& size, int64_t b) const {
+  return (b > 0 ? b : batch(size)) * (items == "tokens" ? sample_shape(size).front() : 1);
 }
 
-double ModelDef::FlopsPerStep(const std::string& size) const {
+double ModelDef::FlopsPerStep(const std::string& size, int64_t b) const {
   if (!flops_per_step) return 0;
   static std::mutex mu;
   static std::map<std::string, double> known;
   std::lock_guard<std::mutex> lock(mu);
   auto [it, fresh] = known.emplace(name + "/" + size, 0.0);
   if (fresh) it->second = flops_per_step(size);
-  return it->second;
+  // Every count is linear in the batch (FLOP per sample times samples).
+  return b > 0 ? it->second * static_cast<double>(b) / static_cast<double>(batch(size)) : it->second;
+}
+
+std::pair<torch::Tensor, torch::Tensor> TopicTokens(int64_t n, int64_t seq, at::Generator& gen) {
+  constexpr int64_t kVocab = 200, kBand = (kVocab - 1) / 10;
+  torch::Tensor y = at::randint(0, 10, {n}, gen, torch::kLong);
+  torch::Tensor uniform = at::randint(1, kVocab, {n, seq}, gen, torch::kLong);
+  torch::Tensor topic = 1 + y.unsqueeze(1) * kBand + at::randint(0, kBand, {n, seq}, gen, torch::kLong);
+  torch::Tensor ids = torch::where(at::rand({n, seq}, gen) < 0.3, topic, uniform);
+  ids.select(1, 0).zero_();  // [CLS]
+  return {ids, y};
 }
 
 namespace {
 
-// Token batches: ids uniform in [0, vocab); labels the next token (causal
-// LM, the last position predicting the first) or the first token's id
-// modulo the classes (learnable: the class is in the input).
+// Token batches of `b` sequences: a causal LM's are uniform ids in [0,
+// vocab) labelled with the next token (the last position predicting the
+// first); a classifier's are the topic task (TopicTokens), whose class is
+// spread over the sequence, not readable off one token.
 std::vector<Batch> TokenBatches(const ModelDef& def, const std::string& size, int count, at::Generator& gen,
-                                torch::Device device) {
-  const int64_t b = def.batch(size), seq = def.sample_shape(size).front();
+                                torch::Device device, int64_t b) {
+  const int64_t seq = def.sample_shape(size).front();
   std::vector<Batch> out;
   for (int i = 0; i < count; ++i) {
-    torch::Tensor x = at::randint(def.vocab(size), {b, seq}, gen, torch::kLong);
-    torch::Tensor y = def.causal_lm ? x.roll(-1, 1).reshape({b * seq}) : x.select(1, 0).remainder(def.classes);
-    out.push_back({x.to(device), y.to(device)});
+    if (def.causal_lm) {
+      torch::Tensor x = at::randint(def.vocab(size), {b, seq}, gen, torch::kLong);
+      out.push_back({x.to(device), x.roll(-1, 1).reshape({b * seq}).to(device)});
+    } else {
+      auto [x, y] = TopicTokens(b, seq, gen);
+      out.push_back({x.to(device), y.remainder(def.classes).to(device)});
+    }
   }
   return out;
 }
@@ -79,12 +108,12 @@ std::vector<Batch> TokenBatches(const ModelDef& def, const std::string& size, in
 }  // namespace
 
 std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int count, uint64_t seed,
-                               torch::Device device) {
+                               torch::Device device, int64_t batch) {
   // A private generator: the data must not depend on what else ran before.
   auto gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9e3779b97f4a7c15ULL);
-  if (def.vocab) return TokenBatches(def, size, count, gen, device);
+  const int64_t b = batch > 0 ? batch : def.batch(size);
+  if (def.vocab) return TokenBatches(def, size, count, gen, device, b);
   std::vector<int64_t> shape = def.sample_shape(size);
-  const int64_t b = def.batch(size);
   int64_t features = 1;
   for (auto d : shape) features *= d;
   // A teacher over every input feature, or, for large images (ResNet-50 at
@@ -105,11 +134,17 @@ std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int
   return out;
 }
 
-Trainer::Trainer(Model model, Precision precision, torch::Device device, double lr)
-    : model_(std::move(model)), precision_(precision), device_(device) {
+Trainer::Trainer(Model model, Precision precision, torch::Device device, OptimizerSpec spec)
+    : model_(std::move(model)), precision_(precision), device_(device), spec_(spec) {
   model_.module->to(device_);
   params_ = model_.module->parameters();
-  optimizer_ = std::make_unique<torch::optim::SGD>(params_, torch::optim::SGDOptions(lr).momentum(0.9));
+  if (spec_.kind == OptimizerSpec::Kind::kAdamW) {
+    optimizer_ = std::make_unique<torch::optim::AdamW>(
+        params_, torch::optim::AdamWOptions(spec_.lr).weight_decay(spec_.weight_decay).eps(1e-6));
+  } else {
+    optimizer_ = std::make_unique<torch::optim::SGD>(
+        params_, torch::optim::SGDOptions(spec_.lr).momentum(spec_.momentum).weight_decay(spec_.weight_decay));
+  }
   if (precision_ == Precision::kFp16) {
     // Python GradScaler's defaults: init 2^16, growth 2, backoff 0.5, interval 2000.
     scale_ = torch::full({1}, 65536.0f, torch::TensorOptions().device(device_));
@@ -134,9 +169,17 @@ torch::Tensor Trainer::Step(const std::vector<Batch>& micro_batches) {
   return total * weight;
 }
 
+double Trainer::Loss(const Batch& batch) {
+  torch::NoGradGuard no_grad;
+  if (precision_ == Precision::kFp32 || precision_ == Precision::kTf32)
+    return torch::nn::functional::cross_entropy(model_.forward(batch.x), batch.y).item<double>();
+  AutocastGuard guard(device_.type(), precision_ == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
+  return torch::nn::functional::cross_entropy(model_.forward(batch.x).to(torch::kFloat), batch.y).item<double>();
+}
+
 torch::Tensor Trainer::Accumulate(const Batch& batch, double weight) {
   torch::Tensor loss;
-  if (precision_ == Precision::kFp32) {
+  if (precision_ == Precision::kFp32 || precision_ == Precision::kTf32) {
     loss = torch::nn::functional::cross_entropy(model_.forward(batch.x), batch.y);
   } else {
     const auto dtype = precision_ == Precision::kBf16 ? at::kBFloat16 : at::kHalf;
@@ -149,6 +192,18 @@ torch::Tensor Trainer::Accumulate(const Batch& batch, double weight) {
   if (precision_ == Precision::kFp16) scaled = scaled * scale_;
   scaled.backward();
   return loss.detach();
+}
+
+void InitTransformerWeights(torch::nn::Module& module, double std) {
+  torch::NoGradGuard no_grad;
+  for (auto& m : module.modules(/*include_self=*/true)) {
+    if (auto* linear = m->as<torch::nn::LinearImpl>()) {
+      linear->weight.normal_(0.0, std);
+      if (linear->bias.defined()) linear->bias.zero_();
+    } else if (auto* embedding = m->as<torch::nn::EmbeddingImpl>()) {
+      embedding->weight.normal_(0.0, std);
+    }
+  }
 }
 
 std::vector<Batch> MicroBatches(const Batch& batch, int64_t parts) {
@@ -175,6 +230,7 @@ void SynchronizeDevice(const torch::Device& device) {
 }
 
 Trainer::State Trainer::Save() const {
+  if (spec_.kind != OptimizerSpec::Kind::kSgd) throw std::logic_error("Trainer::Save supports SGD only");
   torch::NoGradGuard no_grad;
   State s;
   for (const auto& p : params_) {
@@ -189,6 +245,7 @@ Trainer::State Trainer::Save() const {
 }
 
 void Trainer::Restore(const State& s) {
+  if (spec_.kind != OptimizerSpec::Kind::kSgd) throw std::logic_error("Trainer::Restore supports SGD only");
   torch::NoGradGuard no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
     params_[i].copy_(s.params[i]);
@@ -204,13 +261,27 @@ void Trainer::Restore(const State& s) {
 
 void Trainer::OptimizerStep() {
   if (precision_ != Precision::kFp16) {
-    optimizer_->step();
+    Update();
     return;
   }
   torch::Tensor found_inf = UnscaleGradients();
   // .item() synchronises, exactly as Python's GradScaler.step does.
-  if (found_inf.item<float>() == 0.0f) optimizer_->step();
+  if (found_inf.item<float>() == 0.0f) {
+    Update();
+  } else {
+    ++updates_;  // a skipped step still advances the schedule
+  }
   at::_amp_update_scale_(scale_, growth_tracker_, found_inf, 2.0, 0.5, 2000);
+}
+
+void Trainer::Update() {
+  if (spec_.warmup_steps > 0) {
+    const double f = std::min(1.0, static_cast<double>(updates_ + 1) / static_cast<double>(spec_.warmup_steps));
+    for (auto& group : optimizer_->param_groups()) group.options().set_lr(spec_.lr * f);
+  }
+  if (spec_.clip_norm > 0) torch::nn::utils::clip_grad_norm_(params_, spec_.clip_norm);
+  optimizer_->step();
+  ++updates_;
 }
 
 torch::Tensor Trainer::UnscaleGradients() {

@@ -12,9 +12,25 @@
 
 namespace perfbench::common {
 
-enum class Precision { kFp32, kBf16, kFp16 };
-// "fp32" | "bf16" | "fp16"; throws std::invalid_argument otherwise.
+// kFp32 is strict IEEE float32; kTf32 float32 with TensorFloat-32 matmuls and
+// convolutions (a GPU math mode, set through the backend's MathMode); kBf16
+// and kFp16 autocast (fp16 with dynamic loss scaling).
+enum class Precision { kFp32, kTf32, kBf16, kFp16 };
+// "fp32" | "tf32" | "bf16" | "fp16"; throws std::invalid_argument otherwise.
 Precision ParsePrecision(const std::string& name);
+
+// The optimiser a model's reference training uses.
+struct OptimizerSpec {
+  enum class Kind { kSgd, kAdamW };
+  Kind kind = Kind::kSgd;
+  double lr = 0.05;            // after warm-up
+  double momentum = 0.9;       // SGD
+  double weight_decay = 0;     // decoupled for AdamW
+  int64_t warmup_steps = 0;    // learning rate rises linearly over these steps
+  double clip_norm = 0;        // global gradient-norm clipping; 0: none
+  // "adamw lr=1e-4 wd=0.01 warmup=10 clip=1"
+  std::string Text() const;
+};
 
 // Waits for the device's queued work (CUDA) before a clock is read; no-op on the CPU.
 void SynchronizeDevice(const torch::Device& device);
@@ -74,15 +90,33 @@ struct ModelDef {
   // Training FLOP of one optimizer step on a batch (analytic, documented
   // where defined); empty: not known.
   std::function<double(const std::string& size)> flops_per_step;
-  // SGD learning rate (momentum 0.9) that keeps the first steps stable, so
-  // that the loss of a reduced precision can be compared with fp32's.
-  double lr = 0.05;
-  // Items (see `items`) in one batch.
-  int64_t ItemsPerBatch(const std::string& size) const;
+  // The optimiser for a size and batch (the reference's: AdamW with warm-up
+  // for the transformers, SGD with momentum for the convolutional ones);
+  // empty: SGD at 0.05 with momentum 0.9.
+  std::function<OptimizerSpec(const std::string& size, int64_t batch)> optimizer;
+  // Batch per device for the full size ("cpu" | "cuda"): what the
+  // references run on a GPU, what fits a 2-core, 24 GiB machine on a CPU;
+  // empty: batch(size) everywhere.
+  std::function<int64_t(const std::string& device)> full_batch;
+  // Bytes of activations a training step of `batch` samples keeps for
+  // backward in fp32 (an estimate, for the memory projection before set-up);
+  // empty: not known (only parameters and optimiser state are projected).
+  std::function<double(const std::string& size, int64_t batch)> activation_bytes;
+  // Items (see `items`) in one batch of `batch` samples (batch(size) when 0).
+  int64_t ItemsPerBatch(const std::string& size, int64_t batch = 0) const;
   // flops_per_step(size), computed once per process (the counts build the
-  // model); 0 when not known.
-  double FlopsPerStep(const std::string& size) const;
+  // model), scaled to `batch` samples (batch(size) when 0); 0 when not known.
+  double FlopsPerStep(const std::string& size, int64_t batch = 0) const;
+  OptimizerSpec Optimizer(const std::string& size, int64_t batch) const {
+    return optimizer ? optimizer(size, batch) : OptimizerSpec{};
+  }
 };
+
+// BERT's and GPT's initialisation: every Linear and Embedding weight from
+// N(0, std), Linear biases 0 (norms keep their ones and zeros). torch's
+// defaults (N(0, 1) embeddings) make a deep transformer's first steps
+// diverge.
+void InitTransformerWeights(torch::nn::Module& module, double std = 0.02);
 
 struct Batch {
   torch::Tensor x, y;
@@ -96,15 +130,27 @@ std::vector<Batch> MicroBatches(const Batch& batch, int64_t parts);
 // 4-d inputs of `batches`, as `model.to(memory_format=torch.channels_last)`.
 void ToChannelsLast(Model& model, std::vector<Batch>& batches);
 
-// `count` batches of a learnable synthetic task: x ~ N(0, 1), labels from a
-// fixed random linear teacher. Deterministic in `seed`.
+// `count` batches of `batch` samples (def.batch(size) when 0) of a learnable
+// synthetic task: images or features x ~ N(0, 1) with labels from a fixed
+// random linear teacher; for token classifiers the topic task (TopicTokens);
+// for causal language models random tokens. Deterministic in `seed`.
 std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int count, uint64_t seed,
-                               torch::Device device);
+                               torch::Device device, int64_t batch = 0);
 
-// Forward, backward and SGD step of one model in one precision.
+// The topic task (ten topics, each with its own band of token ids 1..199; a
+// sequence of topic y draws each token from y's band with probability 0.3,
+// else uniformly from 1..199; token 0 is [CLS] at position 0): `n`
+// sequences of `seq` tokens and their topics, from `gen`.
+std::pair<torch::Tensor, torch::Tensor> TopicTokens(int64_t n, int64_t seq, at::Generator& gen);
+
+// Forward, backward and optimiser step of one model in one precision.
 class Trainer {
  public:
-  Trainer(Model model, Precision precision, torch::Device device, double lr = 0.05);
+  Trainer(Model model, Precision precision, torch::Device device, OptimizerSpec optimizer = {});
+  // The loss of `batch` under this precision's autocast, no gradients, no
+  // update: before the first step, every precision's is that of the same
+  // weights and batch.
+  double Loss(const Batch& batch);
   // Forward under autocast and backward (loss scaled for fp16). Returns the
   // unscaled fp32 loss; gradients are left in the parameters.
   torch::Tensor ForwardBackward(const Batch& batch);
@@ -123,6 +169,7 @@ class Trainer {
   std::vector<torch::Tensor> Parameters() { return params_; }
   // Copies of the parameters and optimizer state, and putting them back: a
   // step can be measured and then undone (ddp's step without gradient sync).
+  // SGD only (throws std::logic_error for AdamW).
   struct State {
     std::vector<torch::Tensor> params, momentum;
   };
@@ -144,11 +191,16 @@ class Trainer {
   // not finite), as GradScaler's unscale_ does.
   torch::Tensor UnscaleGradients();
 
+  // Warm-up's learning rate for the next step, then clipping, then the update.
+  void Update();
+
   Model model_;
   Precision precision_;
   torch::Device device_;
+  OptimizerSpec spec_;
+  int64_t updates_ = 0;  // optimiser steps taken (skipped fp16 steps included, as LR schedulers count)
   std::vector<torch::Tensor> params_;
-  std::unique_ptr<torch::optim::SGD> optimizer_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
   torch::Tensor scale_, growth_tracker_;  // fp16 dynamic loss scaling state
 };
 

@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 #include <torch/cuda.h>
@@ -18,6 +19,7 @@
 #include <torch/csrc/autograd/profiler_kineto.h>
 #include <ATen/record_function.h>
 
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -90,9 +92,60 @@ class CountingCpuAllocator final : public c10::Allocator {
   std::atomic<int64_t> peak_{0};
 };
 
+// The float32 precision of every backend and op LibTorch distinguishes,
+// and the cuDNN flags, as read from at::globalContext().
+std::map<std::string, std::string> ReadMathMode() {
+  auto& ctx = at::globalContext();
+  std::map<std::string, std::string> out;
+  const std::pair<const char*, at::Float32Backend> backends[] = {{"cuda", at::Float32Backend::CUDA},
+                                                                 {"mkldnn", at::Float32Backend::MKLDNN}};
+  const std::pair<const char*, at::Float32Op> ops[] = {
+      {"matmul", at::Float32Op::MATMUL}, {"conv", at::Float32Op::CONV}, {"rnn", at::Float32Op::RNN}};
+  for (const auto& [bname, backend] : backends)
+    for (const auto& [oname, op] : ops)
+      out[std::string("fp32_precision.") + bname + "." + oname] = at::precision2str(ctx.float32Precision(backend, op));
+  out["cudnn_benchmark"] = ctx.benchmarkCuDNN() ? "on" : "off";
+  out["cudnn_deterministic"] = ctx.deterministicCuDNN() ? "on" : "off";
+  return out;
+}
+
+std::string Joined(const std::map<std::string, std::string>& m) {
+  std::string out;
+  for (const auto& [k, v] : m) out += (out.empty() ? "" : " ") + k + "=" + v;
+  return out;
+}
+
 class TorchBackend final : public DeviceBackend {
  public:
   std::string Name() const override { return "torch"; }
+
+  // Every op of both backends set, none left to LibTorch's defaults (cuDNN
+  // convolutions default to TF32). The GPU's TF32 needs Ampere or newer;
+  // elsewhere "tf32" is accepted by LibTorch and runs as IEEE.
+  bool SetMathMode(const MathMode& mode) override {
+    Defaults();  // read before the first change
+    auto& ctx = at::globalContext();
+    const at::Float32Precision p = at::str2precision(mode.fp32_precision);
+    for (auto backend : {at::Float32Backend::CUDA, at::Float32Backend::MKLDNN})
+      for (auto op : {at::Float32Op::MATMUL, at::Float32Op::CONV, at::Float32Op::RNN})
+        ctx.setFloat32Precision(backend, op, p);
+    ctx.setBenchmarkCuDNN(mode.cudnn_benchmark);
+    ctx.setDeterministicCuDNN(mode.cudnn_deterministic);
+    return true;
+  }
+  std::map<std::string, std::string> MathModeInEffect() const override { return ReadMathMode(); }
+
+  std::string PciBusId(const std::string& device) const override {
+#ifdef PERFBENCH_WITH_CUDA
+    if (device == "cuda" && torch::cuda::is_available()) {
+      char id[64] = {0};
+      if (cudaDeviceGetPCIBusId(id, sizeof id, c10::cuda::current_device()) == cudaSuccess) return id;
+    }
+#else
+    (void)device;
+#endif
+    return "";
+  }
 
   bool CudaAvailable() const override {
 #ifdef PERFBENCH_WITH_CUDA
@@ -211,6 +264,8 @@ class TorchBackend final : public DeviceBackend {
 
   void AddFingerprint(nlohmann::json& fp) const override {
     fp["torch_version"] = TORCH_VERSION;
+    // What a variant would inherit if perfbench did not set it (each sets its own; see MathMode).
+    fp["math_mode_defaults"] = Defaults();
     fp["intra_op_threads"] = at::get_num_threads();
     fp["torch_parallel_info"] = FirstLines(at::get_parallel_info(), 6);
     fp["cuda_compiled"] = false;
@@ -258,6 +313,11 @@ class TorchBackend final : public DeviceBackend {
     size_t pos = 0;
     for (int i = 0; i < n && pos != std::string::npos; ++i) pos = s.find('\n', pos + 1);
     return s.substr(0, pos);
+  }
+  // LibTorch's math settings before perfbench changed any, read once.
+  static const std::string& Defaults() {
+    static const std::string defaults = Joined(ReadMathMode());
+    return defaults;
   }
   // Installed on first use, before any workload's set-up allocates.
   static CountingCpuAllocator& Counting() {

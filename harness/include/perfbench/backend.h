@@ -7,12 +7,27 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace perfbench {
+
+// The math a variant runs under, set explicitly before each of its calls
+// (never inherited from a library default: LibTorch runs "fp32" cuDNN
+// convolutions as TF32 unless told otherwise).
+struct MathMode {
+  // float32 matmul, convolution and RNN on every backend (cuBLAS/cuDNN,
+  // oneDNN): "ieee" (strict) or "tf32" (TensorFloat-32 on GPUs that have it).
+  std::string fp32_precision = "ieee";
+  bool cudnn_benchmark = false;      // autotune convolution algorithms per shape
+  bool cudnn_deterministic = false;  // only deterministic convolution algorithms
+  // "fp32=ieee cudnn_benchmark=off cudnn_deterministic=off"
+  std::string Text() const;
+  bool operator==(const MathMode&) const = default;
+};
 
 class DeviceBackend {
  public:
@@ -57,6 +72,22 @@ class DeviceBackend {
     (void)path;
     *error = "this build has no profiler";
     return false;
+  }
+  // Sets `mode` for what runs next in this process; false where this
+  // backend has no such settings (a host-only one).
+  virtual bool SetMathMode(const MathMode& mode) {
+    (void)mode;
+    return false;
+  }
+  // The math settings the library holds now, read back from it (not what
+  // was asked): "fp32_precision.cuda.matmul" -> "ieee", "cudnn_benchmark" ->
+  // "on", ...; empty where there are none.
+  virtual std::map<std::string, std::string> MathModeInEffect() const { return {}; }
+  // The PCI bus id of the GPU this process uses ("0000:3b:00.0"), for NVML
+  // to read that GPU's counters; "" where unknown.
+  virtual std::string PciBusId(const std::string& device) const {
+    (void)device;
+    return "";
   }
   // Adds library and device facts (torch, CUDA, cuDNN, NCCL, GPUs).
   virtual void AddFingerprint(nlohmann::json& fingerprint) const { (void)fingerprint; }

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "perfbench/backend.h"
 #include "perfbench/metrics.h"
 #include "perfbench/params.h"
 #include "perfbench/settings.h"
@@ -38,6 +39,9 @@ struct DerivedMetric {
   std::string metric;
   std::string from;
   Kind kind = Kind::kReferenceOverVariant;
+  // The reference variant's compare_param value; empty: the workload's
+  // reference_value (amp's speedup is over fp32, speedup_tf32 over tf32).
+  std::string reference_value;
 };
 
 class Workload;
@@ -105,6 +109,17 @@ struct WorkloadInfo {
   GroupEngine engine;
   // What `perfbench advise` tries on this workload (see Knob).
   std::vector<Knob> knobs;
+  // Optional: params whose value depends on the device the run is on (a
+  // per-device default batch: 256 images on a GPU, 32 on a CPU), added to
+  // each declared variant that lacks them before --param overrides apply.
+  // They are part of the variant's identity, like any declared param.
+  std::function<Params(const Params& declared, const std::string& device)> device_params;
+  // Optional: the math a variant runs under (strict IEEE fp32, no cuDNN
+  // autotuning, when empty). The runner sets it before each of the variant's
+  // calls (variants of a group interleave) and stores what the library then
+  // holds as the result attribute "math_mode". A group measured by an engine
+  // runs under its first live variant's mode; its variants must agree.
+  std::function<MathMode(const Params&)> math_mode;
 
   std::string FullName() const { return suite + "/" + name; }
   const MetricSpec* FindMetric(std::string_view metric) const;
@@ -138,9 +153,13 @@ class StepRecorder {
   virtual void Add(std::string_view metric, double value) = 0;
 };
 
-// Read-only view of one variant's recorded samples, for Verify.
+// Read-only view of one variant's recorded samples, for Verify, and of its
+// group's reference variant's (the one whose compare_param is
+// reference_value; null for the reference itself, or when it recorded
+// nothing): a reduced precision checks its loss against fp32's.
 struct VerifyContext {
   const std::map<std::string, std::vector<double>>& samples;
+  const std::map<std::string, std::vector<double>>* reference = nullptr;
 };
 
 // Lifecycle, called by the runner in this order:

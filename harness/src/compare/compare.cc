@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include "fingerprint.h"
 #include "inference.h"
@@ -73,7 +74,7 @@ std::string JsonText(const nlohmann::json& fp, const std::string& field) {
 
 const std::vector<std::string>& SoftwareFields() {
   static const std::vector<std::string> f = {"torch_version", "cuda_runtime", "cuda_driver", "nvidia_driver",
-                                             "cudnn_version", "cudnn_compiled", "nccl_version", "cuda_compiled", "compiler", "build_type",
+                                             "cudnn_version", "cudnn_compiled", "nccl_version", "cuda_compiled", "math_mode_defaults", "compiler", "build_type",
                                              "perfbench_version", "git_sha", "intra_op_threads", "kernel", "os"};
   return f;
 }
@@ -183,6 +184,40 @@ std::map<std::string, ResultRecord> Index(const RunData& d) {
   return out;
 }
 
+// The math-mode flags (result attributes "math.*") of each variant.
+std::map<std::string, std::map<std::string, std::string>> MathModes(const RunData& d) {
+  std::map<std::string, std::map<std::string, std::string>> out;
+  for (const auto& r : d.results) {
+    auto& flags = out[VariantKey(r.suite, r.workload, r.params)];
+    for (const auto& [k, v] : r.attributes)
+      if (k.rfind("math.", 0) == 0) flags.emplace(k, v);
+  }
+  return out;
+}
+
+// Variants present on both sides whose math flags differ, one row per
+// (flag, before, after) with the number of variants: "math.cudnn_benchmark
+// (3 variants)": off -> on.
+std::vector<FieldDiff> MathModeChanges(const RunData& a, const RunData& b) {
+  const auto ma = MathModes(a), mb = MathModes(b);
+  std::map<std::tuple<std::string, std::string, std::string>, int> changes;
+  for (const auto& [variant, flags] : ma) {
+    auto it = mb.find(variant);
+    if (it == mb.end()) continue;
+    for (const auto& [flag, x] : flags) {
+      auto jt = it->second.find(flag);
+      const std::string y = jt == it->second.end() ? "-" : jt->second;
+      if (x != y) ++changes[{flag, x, y}];
+    }
+  }
+  std::vector<FieldDiff> out;
+  for (const auto& [key, n] : changes) {
+    const auto& [flag, x, y] = key;
+    out.push_back({fmt::format("{} ({} variant{})", flag, n, n == 1 ? "" : "s"), x, y});
+  }
+  return out;
+}
+
 // Fingerprint and settings differences; throws when hardware differs and that is not allowed.
 void Differences(const RunData& a, const RunData& b, Comparison& c) {
   for (const auto& f : HardwareFields()) {
@@ -203,6 +238,7 @@ void Differences(const RunData& a, const RunData& b, Comparison& c) {
     const std::string x = JsonText(a.run.settings, f), y = JsonText(b.run.settings, f);
     if (x != y) c.software.push_back({std::string("settings.") + f, x, y});
   }
+  for (auto& d : MathModeChanges(a, b)) c.software.push_back(std::move(d));
 }
 
 MetricVerdict Describe(const ResultRecord* ra, const ResultRecord* rb, const Policy& policy) {
@@ -456,6 +492,41 @@ double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs) 
   return q3 + 3 * (q3 - q1);
 }
 
+// The math-mode flags (attributes "math.*") in which two records differ,
+// "math.cudnn_benchmark off -> on"; "" when either side has none (a run
+// from before they were recorded) or they agree.
+std::string MathModeChange(const ResultRecord& a, const ResultRecord& b) {
+  const auto flags = [](const ResultRecord& r) {
+    std::map<std::string, std::string> out;
+    for (const auto& [k, v] : r.attributes)
+      if (k.rfind("math.", 0) == 0) out.emplace(k, v);
+    return out;
+  };
+  const auto fa = flags(a), fb = flags(b);
+  if (fa.empty() || fb.empty()) return "";
+  std::string out;
+  for (const auto& [k, v] : fa) {
+    const auto it = fb.find(k);
+    const std::string w = it == fb.end() ? "-" : it->second;
+    if (v != w) out += (out.empty() ? "" : ", ") + k + " " + v + " -> " + w;
+  }
+  return out;
+}
+
+// A variant whose math mode changed is another variant: the baseline's is
+// missing and the candidate's new, never a regression or an improvement.
+void AddIdentityChange(Comparison& c, const ResultRecord* ra, const ResultRecord* rb, const Policy& policy,
+                       const std::string& change) {
+  MetricVerdict gone = Describe(ra, nullptr, policy);
+  JudgePresence(gone, ra, nullptr, policy.min_samples);
+  gone.reason = "math mode changed (" + change + "): not the same variant";
+  c.metrics.push_back(std::move(gone));
+  MetricVerdict fresh = Describe(nullptr, rb, policy);
+  JudgePresence(fresh, nullptr, rb, policy.min_samples);
+  fresh.reason = "math mode changed (" + change + "): not the same variant";
+  c.metrics.push_back(std::move(fresh));
+}
+
 Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, bool across_hardware,
                    const History& history) {
   Comparison c;
@@ -466,6 +537,12 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
   for (const auto& k : OrderedKeys(a, b)) {
     const ResultRecord* ra = base.count(k) ? &base.at(k) : nullptr;
     const ResultRecord* rb = cand.count(k) ? &cand.at(k) : nullptr;
+    if (ra && rb) {
+      if (const std::string change = MathModeChange(*ra, *rb); !change.empty()) {
+        AddIdentityChange(c, ra, rb, policy, change);
+        continue;
+      }
+    }
     MetricVerdict m = Describe(ra, rb, policy);
     bool pending = false;
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
