@@ -4,16 +4,25 @@
  * line; exit 0 when they match, 1 when they do not. */
 #include <csetjmp>
 #include <cstdio>
+#include <cstring>
 
 #include <jpeglib.h>
 
 static jmp_buf failed;
 static int library_version = 0, header_version = 0;
 
+static char other_error[JMSG_LENGTH_MAX];
+
 static void on_error(j_common_ptr cinfo) {
-  /* JERR_BAD_LIB_VERSION: "Wrong JPEG library version: library is %d, caller expects %d". */
-  library_version = cinfo->err->msg_parm.i[0];
-  header_version = cinfo->err->msg_parm.i[1];
+  /* The message code's number differs between library versions (jerror.h's
+   * table grows with JPEG_LIB_VERSION), so the library's own text decides:
+   * "Wrong JPEG library version: library is %d, caller expects %d". */
+  (*cinfo->err->format_message)(cinfo, other_error);
+  if (std::strstr(other_error, "library version") != nullptr) {
+    library_version = cinfo->err->msg_parm.i[0];
+    header_version = cinfo->err->msg_parm.i[1];
+    other_error[0] = '\0';
+  }
   longjmp(failed, 1);
 }
 
@@ -23,7 +32,10 @@ int main() {
   cinfo.err = jpeg_std_error(&err);
   err.error_exit = on_error;
   if (setjmp(failed)) {
-    printf("library is %d, headers (jconfig.h) say %d\n", library_version, header_version);
+    if (other_error[0] != '\0')
+      printf("the library refused the headers' compressor: %s\n", other_error);
+    else
+      printf("library is %d, headers (jconfig.h) say %d\n", library_version, header_version);
     return 1;
   }
   jpeg_create_compress(&cinfo);

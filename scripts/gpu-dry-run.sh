@@ -4,12 +4,18 @@
 #      pruned, within 48 MiB) and CMake configures against that prefix,
 #      finding every library there rather than in /usr;
 #   2. scripts/gpu-smoke.sh --device cpu --skip-build runs every step on the
-#      existing build (BUILD_DIR, default build) to its summary, no failure.
+#      existing build (BUILD_DIR, default build) to its summary, no failure;
+#   3. scripts/gpu-check.sh --device cpu --skip-build, the GPU acceptance
+#      test's dry run on that build: every step at small sizes, its table,
+#      no failed variant, energy measured or "unavailable", the Python
+#      anchors runnable (GPU-only bounds read "n/a (cpu dry run)").
 # Needs apt-get (step 1) and a built perfbench (scripts/setup.sh). Takes a few
-# minutes: the smoke runs every suite at --quick.
+# minutes: the smoke and the check run the suites at --quick.
+#
+#   scripts/gpu-dry-run.sh [--help]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-case "${1:-}" in -h|--help) sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 say() { printf 'gpu-dry-run: %s\n' "$*" >&2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
@@ -39,4 +45,7 @@ say "CMake found every library in the prefix"
 
 say "2. gpu-smoke.sh --device cpu on ${BUILD_DIR:-build}"
 BUILD_DIR="${BUILD_DIR:-build}" scripts/gpu-smoke.sh --device cpu --skip-build "$tmp/smoke"
+
+say "3. gpu-check.sh --device cpu on ${BUILD_DIR:-build}"
+BUILD_DIR="${BUILD_DIR:-build}" scripts/gpu-check.sh --device cpu --skip-build "$tmp/check"
 say "passed"

@@ -415,7 +415,8 @@ TEST(Runner, ProgressIsReportedAfterEveryStepOfALongGroup) {
   std::vector<ProgressEvent> events;
   runner.set_progress([&](const ProgressEvent& e) { events.push_back(e); });
   runner.RunAll({Group(w)}, [](const auto&) {});
-  ASSERT_EQ(events.size(), 1u + 2 * 4);  // the start, then 2 variants x (1 warm-up + 3 timed)
+  // The start, then after each set-up and each step: 2 variants x (1 + 1 warm-up + 3 timed).
+  ASSERT_EQ(events.size(), 1u + 2 * 5);
   EXPECT_DOUBLE_EQ(events.front().group_fraction, 0);
   EXPECT_DOUBLE_EQ(events.back().group_fraction, 1);
   EXPECT_DOUBLE_EQ(events.back().elapsed_s, 8);  // 8 steps of 1 s on the fake clock

@@ -58,9 +58,11 @@ EnergyWindow MeasureEnergyWindow(const std::function<Status()>& step, EnergyMete
     edge = {*e, now(), steps};
     if (updates >= limits.min_updates && 1.0 / steps <= limits.max_error) break;
   }
-  if (updates < 1 || edge.steps < 1)
-    return Unavailable(fmt::format("the energy counter moved {} times in {:.3g} s: too few for a window",
-                                   open ? updates + 1 : 0, now() - t_start));
+  if (updates < limits.min_updates || edge.steps < 1 || 1.0 / edge.steps > limits.max_error)
+    return Unavailable(fmt::format("the energy counter moved {} times over {} steps in {:.3g} s: a window needs "
+                                   "{} moves and an error bound 1 / steps of at most {:g}%",
+                                   open ? updates + 1 : 0, steps, now() - t_start, limits.min_updates + 1,
+                                   100 * limits.max_error));
   EnergyWindow w;
   w.steps = edge.steps;
   w.updates = updates;

@@ -39,8 +39,9 @@ struct EnergyWindow {
 
 // Runs `step` (one untimed step of the variant, synchronised) until the
 // window closes or `limits.max_seconds` pass on `now`. A failed step ends
-// it: *step_error holds the step's status. A failed counter read, or fewer
-// than two edges, is "unavailable: <why>", never a number.
+// it: *step_error holds the step's status. A failed counter read, or a
+// window that did not reach `min_updates` and `max_error` in time, is
+// "unavailable: <why>", never a number.
 EnergyWindow MeasureEnergyWindow(const std::function<Status()>& step, EnergyMeter& meter,
                                  const std::function<double()>& now, const EnergyWindowLimits& limits,
                                  Status* step_error);

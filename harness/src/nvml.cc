@@ -20,8 +20,8 @@ NvmlDevice::NvmlDevice(int index, const std::string& library, const std::string&
   auto init = Symbol<Init>("nvmlInit_v2");
   auto handle = Symbol<Handle>("nvmlDeviceGetHandleByIndex_v2");
   auto by_bus = Symbol<ByBusId>("nvmlDeviceGetHandleByPciBusId_v2");
-  if (!init || !handle || !by_bus) {
-    why_ = "NVML unavailable: " + library + " lacks nvmlInit_v2";
+  if (!init || !handle || (!pci_bus_id.empty() && !by_bus)) {
+    why_ = "NVML unavailable: " + library + " lacks nvmlInit_v2, nvmlDeviceGetHandleByIndex_v2 or ByPciBusId_v2";
   } else if (init() != 0) {
     why_ = "NVML unavailable: nvmlInit_v2 failed";
   } else if (pci_bus_id.empty() ? handle(static_cast<unsigned>(index), &device_) != 0

@@ -43,6 +43,10 @@ Status Steps(Workload& w, int count, DeviceBackend* profiling, const std::string
 
 void ProfileOne(ProfileOutcome& o, const RunSettings& s, DeviceBackend& backend, int steps, const std::string& dir) {
   const RunContext ctx{o.variant.params, s, 0};
+  // The math the runner measures this variant under (one variant at a time
+  // here, so set once).
+  const WorkloadInfo& info = o.variant.workload->info;
+  backend.SetMathMode(info.math_mode ? info.math_mode(o.variant.params) : MathMode{});
   auto w = o.variant.workload->factory();
   Status st = Safely("set-up", [&] { return w->SetUp(ctx); });
   if (st.ok()) st = Safely("warm-up", [&] { return Steps(*w, s.warmup_steps, nullptr, s.device); });

@@ -249,6 +249,7 @@ void GroupRun::SetUp(Live& v) {
   if (st.skipped()) return Skip(v, st.message());
   if (!st.ok()) return Fail(v, st.message());
   v.active = true;
+  if (tick_) tick_(Fraction());  // time moves on the progress line during long set-ups
 }
 
 // The backend's memory counters before a step (the device idle, the peak
@@ -333,6 +334,7 @@ void GroupRun::MeasureEnergy(Live& v) {
       return s;
     });
     items = rec.items_;
+    if (tick_) tick_(1.0);
     return st;
   };
   const double t0 = now_();
@@ -450,7 +452,12 @@ void GroupRun::Project(Live& v, int warmups_left) {
   if (v.warmup_step_s.empty()) return;
   const double step_s = stats::Median(v.warmup_step_s);
   if (step_s <= 0) return;
-  const double left_s = s_.timeout_s - v.spent_s;
+  // Time for the energy window after the timed steps, where one can close
+  // within its limit (20 steps for a 5% error, at least ~1 s of counter updates).
+  const double window_s = std::max(1.0, 21 * step_s);
+  const double reserve_s = energy_ && energy_->Unavailable().empty() && window_s <= EnergyWindowLimits{}.max_seconds
+                               ? window_s : 0;
+  const double left_s = s_.timeout_s - v.spent_s - reserve_s;
   // In double: a sub-microsecond step over a long budget overflows an int.
   const double fits_d = std::floor(left_s / step_s) - warmups_left;
   if (fits_d >= v.target) return;
@@ -494,10 +501,13 @@ const Live* GroupRun::Reference() const {
 }
 
 void GroupRun::Finish(Live& v) {
-  if (v.workload && !ApplyMathMode(v, "verify").ok()) Fail(v, "verify: the math mode could not be set");
+  if (v.workload && v.active) {
+    if (Status st = ApplyMathMode(v, "verify"); !st.ok()) Fail(v, st.message());
+  }
   if (v.active) {
     const Live* ref = Reference();
-    VerifyContext vctx{v.outcome.samples, ref && ref != &v && !ref->outcome.samples.empty() ? &ref->outcome.samples : nullptr};
+    const bool usable = ref && ref != &v && ref->outcome.status == ResultStatus::kOk && !ref->outcome.samples.empty();
+    VerifyContext vctx{v.outcome.samples, usable ? &ref->outcome.samples : nullptr};
     Status st = Guarded("verify", [&] { return v.workload->Verify(vctx); });
     // Keep the samples: a wrong answer is worth seeing next to its speed.
     if (!st.ok()) Fail(v, st.message());
@@ -538,8 +548,11 @@ void Runner::RunAll(const std::vector<VariantGroup>& groups,
         progress_(e);
       };
     }
+    struct Reset {
+      std::function<void(double)>& tick;
+      ~Reset() { tick = nullptr; }
+    } reset{group_tick_};  // also when sink throws: the tick refers to this frame
     sink(RunGroup(groups[i]));
-    group_tick_ = nullptr;
   }
 }
 

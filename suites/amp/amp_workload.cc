@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -13,6 +12,7 @@
 #include <sstream>
 
 #include "common/models.h"
+#include "common/projection.h"
 #include "perfbench/statistics.h"
 #include "perfbench/workload.h"
 
@@ -44,10 +44,14 @@ ParityResult JudgeParity(Precision p, double first, double first_fp32, const std
                           "exceeds {:g}", spread, losses_fp32.size(), kMaxFp32Spread);
     return r;
   }
-  const double d_mean = rel(stats::Mean(losses), mean32);
+  // Over the steps both ran (a budget may cut one short): the same point
+  // of both trajectories.
+  const size_t n = std::min(losses.size(), losses_fp32.size());
+  const std::vector<double> mine(losses.begin(), losses.begin() + n), ref(losses_fp32.begin(), losses_fp32.begin() + n);
+  const double d_mean = rel(stats::Mean(mine), stats::Mean(ref));
   r.ok = r.ok && d_mean <= b.mean;
-  r.text += fmt::format("; mean timed loss {:.5g} vs fp32 {:.5g} ({:.2f}%, bound {:g}%)", stats::Mean(losses),
-                        mean32, 100 * d_mean, 100 * b.mean);
+  r.text += fmt::format("; mean loss over {} timed steps {:.5g} vs fp32 {:.5g} ({:.2f}%, bound {:g}%)", n,
+                        stats::Mean(mine), stats::Mean(ref), 100 * d_mean, 100 * b.mean);
   return r;
 }
 
@@ -60,40 +64,17 @@ namespace {
 
 constexpr int kBatchesInPool = 4;  // cycled: the same data for every precision
 
-// FLOP/s of a short square matmul at `p`'s dtype on `device`, best of three
-// after one warm-up; measured once per process and (device, precision).
-double GemmProbe(const torch::Device& device, Precision p) {
+// Parameters of `def` at `size`, counted once per process.
+double ParameterCount(const ModelDef& def, const std::string& size) {
   static std::mutex mu;
   static std::map<std::string, double> known;
   std::lock_guard<std::mutex> lock(mu);
-  const std::string key = device.str() + "/" + std::to_string(static_cast<int>(p));
-  if (auto it = known.find(key); it != known.end()) return it->second;
-  const int64_t n = device.is_cuda() ? 4096 : 512;
-  const auto dtype = p == Precision::kBf16 ? torch::kBFloat16 : p == Precision::kFp16 ? torch::kHalf : torch::kFloat;
-  torch::NoGradGuard no_grad;
-  auto a = torch::randn({n, n}, torch::TensorOptions().device(device).dtype(dtype)), b = a.clone();
-  double best = 1e30;
-  for (int i = 0; i < 4; ++i) {
-    common::SynchronizeDevice(device);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto c = torch::mm(a, b);
-    common::SynchronizeDevice(device);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (i > 0) best = std::min(best, s);
+  auto [it, fresh] = known.emplace(def.name + "/" + size, 0.0);
+  if (fresh) {
+    torch::NoGradGuard no_grad;
+    for (const auto& t : def.make(size).module->parameters()) it->second += static_cast<double>(t.numel());
   }
-  return known[key] = 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9);
-}
-
-// /proc/meminfo's MemAvailable in bytes; 0 where unreadable.
-double MemAvailableBytes() {
-  std::ifstream in("/proc/meminfo");
-  for (std::string key; in >> key;) {
-    double kib = 0;
-    in >> kib;
-    if (key == "MemAvailable:") return kib * 1024;
-    in.ignore(1 << 10, '\n');
-  }
-  return 0;
+  return it->second;
 }
 
 // Why a variant cannot fit, projected before anything is built: its
@@ -104,29 +85,20 @@ double MemAvailableBytes() {
 // (CPU). "" when it fits.
 std::string Projection(const ModelDef& def, const std::string& size, int64_t batch, Precision p,
                        const torch::Device& device, const RunSettings& s) {
-  const double flop = def.FlopsPerStep(size, batch);
-  if (flop > 0) {
-    const double rate = GemmProbe(device, p), step_s = flop / rate;
-    const double steps = 1.0 / 3 + (p == Precision::kFp16 ? kBatchesInPool : 0) + s.warmup_steps +
-                         RunSettings::kMinRepetitions;
-    if (step_s * steps > s.timeout_s)
-      return fmt::format("projected {:.0f} s for set-up, {} warm-up and {} timed steps ({:.3g} TFLOP per step at "
-                         "the {:.3g} GFLOP/s a GEMM probe reached, {:.3g} s per step at best) exceeds the {:g} s "
-                         "budget per variant", step_s * steps, s.warmup_steps, RunSettings::kMinRepetitions,
-                         flop / 1e12, rate / 1e9, step_s, s.timeout_s);
-  }
-  if (device.is_cpu() && def.activation_bytes) {
-    double params = 0;
-    {
-      torch::NoGradGuard no_grad;
-      for (const auto& t : def.make(size).module->parameters()) params += static_cast<double>(t.numel());
-    }
-    const double bytes = 4.0 * params * 4 + def.activation_bytes(size, batch);  // weights, grads, 2 states
-    const double available = MemAvailableBytes();
-    if (available > 0 && bytes > 0.9 * available)
-      return fmt::format("projected {:.1f} GB for weights, gradients, optimiser state and activations at batch {} "
-                         "exceeds 90% of the {:.1f} GB available", bytes / 1e9, batch, available / 1e9);
-  }
+  const auto dtype = p == Precision::kBf16 ? torch::kBFloat16 : p == Precision::kFp16 ? torch::kHalf : torch::kFloat;
+  const double steps = 1.0 / 3 + (p == Precision::kFp16 ? kBatchesInPool : 0) + s.warmup_steps +
+                       RunSettings::kMinRepetitions;
+  const std::string what = fmt::format("set-up, {} warm-up and {} timed steps of {:.3g} TFLOP", s.warmup_steps,
+                                       RunSettings::kMinRepetitions, def.FlopsPerStep(size, batch) / 1e12);
+  if (std::string why = common::TimeProjection(what, steps * def.FlopsPerStep(size, batch), device, dtype, s.timeout_s);
+      !why.empty())
+    return why;
+  if (!device.is_cpu() || !def.activation_bytes) return "";
+  const double bytes = 4.0 * ParameterCount(def, size) * 4 + def.activation_bytes(size, batch);  // weights, grads, 2 states
+  const double available = common::MemAvailableBytes();
+  if (available > 0 && bytes > 0.9 * available)
+    return fmt::format("projected {:.1f} GB for weights, gradients, optimiser state and activations at batch {} "
+                       "exceeds 90% of the {:.1f} GB available", bytes / 1e9, batch, available / 1e9);
   return "";
 }
 

@@ -44,6 +44,25 @@ struct ResidualBlockImpl : torch::nn::Module {
 };
 TORCH_MODULE(ResidualBlock);
 
+// Forward FLOP per image: each convolution's 2 C_in C_out k^2 H_out W_out
+// (the stem, each block's two 3x3 and, where the shape changes, its 1x1
+// projection) and the head's 2 in out.
+double CnnForwardFlop(const CnnSize& s) {
+  const auto conv = [](int64_t in, int64_t out, int64_t k, int64_t hw) {
+    return 2.0 * static_cast<double>(in * out * k * k * hw * hw);
+  };
+  int64_t hw = s.image, in = s.widths[0];
+  double flop = conv(3, in, 3, hw);
+  for (size_t i = 0; i < s.widths.size(); ++i) {
+    const int64_t out = s.widths[i];
+    if (i > 0) hw = (hw + 1) / 2;
+    flop += conv(in, out, 3, hw) + conv(out, out, 3, hw) + (i > 0 || in != out ? conv(in, out, 1, hw) : 0.0);
+    flop += 2 * conv(out, out, 3, hw);  // the stage's second block
+    in = out;
+  }
+  return flop + 2.0 * static_cast<double>(in * 10);
+}
+
 Model MakeCnn(const std::string& size) {
   const CnnSize s = Size(size);
   torch::nn::Sequential seq;
@@ -62,8 +81,6 @@ Model MakeCnn(const std::string& size) {
   return Model::Of(seq);
 }
 
-
-
 }  // namespace
 
 ModelDef CnnModel() {
@@ -80,7 +97,10 @@ ModelDef CnnModel() {
       .vocab = {},
       .causal_lm = false,
       .items = "samples",
-      .flops_per_step = {},
+      // 3 x forward (forward, and backward's two products) x batch.
+      .flops_per_step = [](const std::string& size) {
+        return 3.0 * CnnForwardFlop(Size(size)) * static_cast<double>(Size(size).batch);
+      },
   };
 }
 

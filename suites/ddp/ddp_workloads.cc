@@ -43,6 +43,7 @@
 
 #include "collectives.h"
 #include "common/models.h"
+#include "common/projection.h"
 #include "common/training.h"
 #include "perfbench/statistics.h"
 #include "perfbench/workload.h"
@@ -320,6 +321,22 @@ std::unique_ptr<Core> MakeCore(const Spec& spec, Ranks& ranks) {
   throw std::invalid_argument("unknown ddp workload '" + spec.workload + "'");
 }
 
+// Why a train variant cannot fit its budget, projected before any rank
+// starts: each rank's synced and unsynced steps over the warm-up and the
+// fewest timed repetitions, at a GEMM probe's rate scaled to the rank's
+// threads (the probe ran with all of this process's). "" when it fits.
+std::string TrainProjection(const Spec& spec) {
+  const common::ModelDef* def = common::FindModelDef(spec.params.Get("model", "mlp"));
+  if (!def) return "";
+  const std::string size = spec.params.Get("size", spec.settings.quick ? "quick" : "full");
+  const torch::Device device(spec.settings.device == "cuda" ? torch::kCUDA : torch::kCPU);
+  double flop = 2.0 * def->FlopsPerStep(size) * (spec.settings.warmup_steps + RunSettings::kMinRepetitions);
+  if (device.is_cpu()) flop *= std::max(1.0, static_cast<double>(at::get_num_threads()) / spec.threads());
+  return common::TimeProjection(fmt::format("each rank's synced and unsynced steps ({} threads per rank)",
+                                            spec.threads()),
+                                flop, device, torch::kFloat, spec.settings.timeout_s);
+}
+
 // The runner's side of every rank-0 (and runner-driven) process.
 class DdpWorkload : public Workload {
  public:
@@ -335,6 +352,8 @@ class DdpWorkload : public Workload {
     if (ctx.params.Get("backend") == "nccl")
       if (const std::string why = NcclPlacement(RanksPerNode(launch, world_), CudaDevices(), BoundPerRank()); !why.empty())
         return Status::Skipped(why);
+    if (kind_ == "train" && !launch.Fixed())
+      if (const std::string why = TrainProjection(spec_); !why.empty()) return Status::Skipped(why);
     saved_threads_ = at::get_num_threads();
     at::set_num_threads(spec_.threads());
     try {
@@ -559,6 +578,9 @@ int Worker(const std::vector<std::string>& args) {
     std::fprintf(stderr, "injected fault: rank %d cannot connect\n", l.rank);
     return 3;
   }
+  // The math mode rank 0's runner sets for ddp's variants (ddp declares no
+  // math_mode of its own: strict IEEE, no cuDNN autotuning).
+  GetDeviceBackend().SetMathMode(MathMode{});
   auto ranks = Ranks::Join(l, doc.at("prefix").get<std::string>(), spec);
   auto core = MakeCore(spec, *ranks);
   for (;;) {

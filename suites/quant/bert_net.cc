@@ -55,6 +55,13 @@ BertNet::BertNet(const std::string& size, uint64_t seed) {
   }
 }
 
+double BertNet::TrainingFlop(const std::string& size) {
+  const Sizes s = SizesFor(size);
+  const double h = static_cast<double>(s.config.hidden), per_layer = 12 * h * h;  // qkv, out, 2 x feed-forward
+  return 6.0 * static_cast<double>(s.config.layers) * per_layer * static_cast<double>(s.batch * s.config.seq) *
+         static_cast<double>(s.steps);
+}
+
 std::string BertNet::Unsupported(Mode mode) const {
   if (mode == Mode::kStatic)
     return "BERT is quantized dynamically (its Linear layers, the canonical case); static int8 would need "

@@ -22,6 +22,9 @@ namespace perfbench::quant {
 class BertNet : public QuantNet {
  public:
   BertNet(const std::string& size, uint64_t seed);
+  // FLOP of the training the constructor runs at `size` (6 x GEMM
+  // parameters x tokens per step x steps).
+  static double TrainingFlop(const std::string& size);
   std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<BertNet>(*this); }
   std::string Unsupported(Mode mode) const override;
   void PrepareDynamic() override;

@@ -35,6 +35,12 @@ std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::strin
   throw std::invalid_argument("unknown quant model '" + name + "'");
 }
 
+double TrainingFlop(const std::string& name, const std::string& size) {
+  if (name == "bert") return BertNet::TrainingFlop(size);
+  if (name == "resnet50") return ResNetNet::TrainingFlop(size);
+  return 0;
+}
+
 void FitClassifier(const std::vector<torch::Tensor>& params,
                    const std::function<torch::Tensor(const torch::Tensor&)>& forward, const TaskData& data,
                    int64_t steps, int64_t batch, double lr) {

@@ -75,6 +75,9 @@ class QuantNet {
 // The model `name` ("mlp" | "cnn" | "bert" | "resnet50") at `size` ("quick" |
 // "full"), trained; throws std::invalid_argument for an unknown name.
 std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed);
+// FLOP of the training MakeQuantNet runs for `name` at `size`; 0 where it
+// is small enough not to matter (mlp, cnn).
+double TrainingFlop(const std::string& name, const std::string& size);
 
 // Trains `params` with Adam for `steps` batches of `batch` taken in turn from
 // the training split, with cross-entropy of `forward`'s logits.

@@ -37,6 +37,7 @@
 
 #include "perfbench/workload.h"
 #include "quant_net.h"
+#include "common/projection.h"
 #include "common/training.h"
 #include "perfbench/statistics.h"
 
@@ -45,15 +46,32 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-std::shared_ptr<const QuantNet> Trained(const std::string& model, const std::string& size, uint64_t seed) {
-  static std::mutex mu;
-  static std::map<std::string, std::shared_ptr<const QuantNet>> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  const std::string key = model + "/" + size + "/" + std::to_string(seed);
-  auto& slot = cache[key];
-  if (!slot) slot = MakeQuantNet(model, size, seed);
-  return slot;
-}
+// The trained models of this process, by model, size and seed.
+class TrainedModels {
+ public:
+  static TrainedModels& Get() {
+    static TrainedModels models;
+    return models;
+  }
+  std::shared_ptr<const QuantNet> Model(const std::string& model, const std::string& size, uint64_t seed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& slot = cache_[Key(model, size, seed)];
+    if (!slot) slot = MakeQuantNet(model, size, seed);
+    return slot;
+  }
+  bool Has(const std::string& model, const std::string& size, uint64_t seed) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = cache_.find(Key(model, size, seed));
+    return it != cache_.end() && it->second;
+  }
+
+ private:
+  static std::string Key(const std::string& model, const std::string& size, uint64_t seed) {
+    return model + "/" + size + "/" + std::to_string(seed);
+  }
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const QuantNet>> cache_;
+};
 
 struct QuantModelInfo {
   std::string name, description;
@@ -81,7 +99,15 @@ class QuantWorkload : public Workload {
     const bool intmm =
         precision_ == "int8_dynamic" && (ctx.settings.device == "cuda" || ctx.params.Get("kernel", "") == "int_mm");
     mode_ = intmm ? Mode::kIntMm : ParseMode(precision_);
-    auto trained = Trained(info_.name, size, ctx.settings.seed);
+    // Training happens once (on the CPU), in the first variant's set-up:
+    // skipped before it starts when it cannot fit that variant's budget.
+    if (!TrainedModels::Get().Has(info_.name, size, ctx.settings.seed)) {
+      if (std::string why = common::TimeProjection("training the model", TrainingFlop(info_.name, size), torch::kCPU,
+                                                   torch::kFloat, ctx.settings.timeout_s);
+          !why.empty())
+        return Status::Skipped(why);
+    }
+    auto trained = TrainedModels::Get().Model(info_.name, size, ctx.settings.seed);
     if (const std::string why = trained->Unsupported(mode_); !why.empty()) return Status::Error(why);
     model_ = trained->Clone();  // own packed weights and scales
     kernel_ = mode_ == Mode::kFp32      ? "aten fp32"

@@ -13,6 +13,15 @@ Sizes SizesFor(const std::string& size) {
   return size == "quick" ? Sizes{32, 4096, 256, 1024, 250, 64, 4.0} : Sizes{224, 512, 64, 256, 64, 8, 4.0};
 }
 
+}  // namespace
+
+double ResNetNet::TrainingFlop(const std::string& size) {
+  const Sizes s = SizesFor(size);
+  return 3.0 * common::ResNet50ForwardFlop(size) * static_cast<double>(s.batch * s.steps);
+}
+
+namespace {
+
 const torch::nn::Module& Child(const torch::nn::Module& m, const std::string& name) {
   for (const auto& c : m.named_children())
     if (c.key() == name) return *c.value();

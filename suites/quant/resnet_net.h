@@ -20,6 +20,9 @@ namespace perfbench::quant {
 class ResNetNet : public QuantNet {
  public:
   ResNetNet(const std::string& size, uint64_t seed);
+  // FLOP of the training the constructor runs at `size` (3 x forward x
+  // images per step x steps).
+  static double TrainingFlop(const std::string& size);
   std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<ResNetNet>(*this); }
   std::string Unsupported(Mode mode) const override;
   void PrepareDynamic() override;

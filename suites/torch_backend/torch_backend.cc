@@ -125,6 +125,11 @@ class TorchBackend final : public DeviceBackend {
   bool SetMathMode(const MathMode& mode) override {
     Defaults();  // read before the first change
     auto& ctx = at::globalContext();
+    // The legacy switches first (other LibTorch code still reads them and
+    // checks that they agree with the per-op settings), then every op.
+    const bool tf32 = mode.fp32_precision == "tf32";
+    ctx.setAllowTF32CuBLAS(tf32);
+    ctx.setAllowTF32CuDNN(tf32);
     const at::Float32Precision p = at::str2precision(mode.fp32_precision);
     for (auto backend : {at::Float32Backend::CUDA, at::Float32Backend::MKLDNN})
       for (auto op : {at::Float32Op::MATMUL, at::Float32Op::CONV, at::Float32Op::RNN})

@@ -210,6 +210,13 @@ std::vector<FieldDiff> MathModeChanges(const RunData& a, const RunData& b) {
       if (x != y) ++changes[{flag, x, y}];
     }
   }
+  // A side from before math modes were recorded: compared as before, but said.
+  const auto recorded = [](const auto& modes) {
+    return std::any_of(modes.begin(), modes.end(), [](const auto& kv) { return !kv.second.empty(); });
+  };
+  if (recorded(ma) != recorded(mb))
+    changes[{"math modes", recorded(ma) ? "recorded" : "not recorded (library defaults)",
+             recorded(mb) ? "recorded" : "not recorded (library defaults)"}] = static_cast<int>(ma.size());
   std::vector<FieldDiff> out;
   for (const auto& [key, n] : changes) {
     const auto& [flag, x, y] = key;

@@ -14,7 +14,8 @@ Policy Policy::Default() {
   p.defaults = {{"throughput*", {false, 0.05}}, {"step_time*", {false, 0.05}}, {"latency*", {false, 0.05}},
                 {"peak_memory", {false, 0.02}}, {"peak_rss", {false, 0.05, true}},   {"model_bytes", {false, 0.02}},
                 {"loss_delta", {true, 0.02}},   {"loss", {true, 0.05, true}},        {"accuracy*", {true, 0.01}},
-                {"speedup", {false, 0.05, true}},
+                {"speedup*", {false, 0.05, true}}, {"first_loss", {true, 0.05, true}},
+                {"energy*", {false, 0.05, true}},
                 {"*", {false, 0.05}}};
   return p;
 }

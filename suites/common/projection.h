@@ -1,0 +1,29 @@
+// What a variant will cost before it is built: the rate of a short GEMM
+// probe on the device at a dtype, and the memory the host has available.
+// amp projects its set-up, warm-up and fewest timed steps from them, quant
+// its models' training, so that a variant that cannot fit its time budget
+// is skipped before its set-up runs instead of overrunning it.
+#pragma once
+
+#include <string>
+
+#include <torch/torch.h>
+
+namespace perfbench::common {
+
+// FLOP/s of a square matmul (4096 on a GPU, 512 on a CPU) at `dtype` on
+// `device`, best of three after one warm-up; measured once per process and
+// (device, dtype). Optimistic for whole models (their convolutions,
+// attention and element-wise work run below GEMM speed): a projection from
+// it says what cannot fit, never what will.
+double GemmProbeFlops(const torch::Device& device, torch::ScalarType dtype);
+
+// /proc/meminfo's MemAvailable in bytes; 0 where unreadable.
+double MemAvailableBytes();
+
+// "" when `flop` at the probe's rate fits `budget_s`; else why not, naming
+// what was projected ("training the model's 128 steps"), the rate and the budget.
+std::string TimeProjection(const std::string& what, double flop, const torch::Device& device, torch::ScalarType dtype,
+                           double budget_s);
+
+}  // namespace perfbench::common
