@@ -490,6 +490,13 @@ std::string SkipReason(const Params& p, const std::string& device) {
   // GPUs per rank are checked at set-up, where the launch (ranks per node) is known.
   if (backend == "nccl" && device != "cuda") return "nccl needs CUDA devices";
   if (backend == "gloo" && device == "cuda") return "on GPUs the ddp suite measures nccl";
+  // Full-size ResNet-50 and BERT over Gloo: each rank one CPU thread, a
+  // synced and an unsynced step per repetition of many seconds each (a
+  // ResNet-50 step of 32 images took 10-20 s per rank on 2 cores): minutes
+  // per variant that tell nothing the quick sizes do not about the path.
+  const std::string model = p.Get("model");
+  if (device == "cpu" && p.Get("size") == "full" && (model == "resnet50" || model == "bert"))
+    return "full-size " + model + " data parallel is a GPU configuration; on the CPU --quick runs its path";
   return "";
 }
 
