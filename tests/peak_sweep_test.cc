@@ -23,7 +23,9 @@ TEST(PeakSweep, ShapeListsAscendInWorkWithNoShapeTwice) {
       std::set<std::string> seen;
       for (size_t i = 0; i < shapes.size(); ++i) {
         EXPECT_TRUE(seen.insert(shapes[i].Text()).second) << shapes[i].Text() << " twice (cuda " << cuda << ")";
-        if (i > 0) EXPECT_LE(shapes[i - 1].Flop(), shapes[i].Flop()) << shapes[i].Text();
+        if (i > 0) {
+          EXPECT_LE(shapes[i - 1].Flop(), shapes[i].Flop()) << shapes[i].Text();
+        }
       }
     }
   }
