@@ -199,8 +199,10 @@ class GroupRun {
   void Project(Live& v, int warmups_left);
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
-  // The group's reference variant (compare_param == reference_value), or null.
-  const Live* Reference() const;
+  // The group's variant whose compare_param is `value` (its reference_value
+  // unless named), or null.
+  const Live* Reference(const std::string& value) const;
+  const Live* Reference() const { return Reference(info_.reference_value); }
   void Finish(Live& v);
 
   const RunSettings& s_;
@@ -475,9 +477,7 @@ void GroupRun::Derive() {
   std::set<std::string> references;  // amp: fp32, and tf32 where it ran
   for (const auto& d : info_.derived) references.insert(ReferenceOf(info_, d));
   for (const auto& value : references) {
-    Live* ref = nullptr;
-    for (auto& v : live_)
-      if (v.outcome.variant.params.Get(info_.compare_param) == value) ref = &v;
+    const Live* ref = Reference(value);
     if (ref == nullptr || !ref->active) continue;
     // A copy: the reference's own samples grow when it derives from itself.
     const auto ref_samples = ref->outcome.samples;
@@ -493,10 +493,10 @@ void GroupRun::Derive() {
   }
 }
 
-const Live* GroupRun::Reference() const {
+const Live* GroupRun::Reference(const std::string& value) const {
   if (info_.compare_param.empty()) return nullptr;
   for (const auto& v : live_)
-    if (v.outcome.variant.params.Get(info_.compare_param) == info_.reference_value) return &v;
+    if (v.outcome.variant.params.Get(info_.compare_param) == value) return &v;
   return nullptr;
 }
 

@@ -88,10 +88,10 @@ std::string Projection(const ModelDef& def, const std::string& size, int64_t bat
   const auto dtype = p == Precision::kBf16 ? torch::kBFloat16 : p == Precision::kFp16 ? torch::kHalf : torch::kFloat;
   const double steps = 1.0 / 3 + (p == Precision::kFp16 ? kBatchesInPool : 0) + s.warmup_steps +
                        RunSettings::kMinRepetitions;
+  const double flop = def.FlopsPerStep(size, batch);
   const std::string what = fmt::format("set-up, {} warm-up and {} timed steps of {:.3g} TFLOP", s.warmup_steps,
-                                       RunSettings::kMinRepetitions, def.FlopsPerStep(size, batch) / 1e12);
-  if (std::string why = common::TimeProjection(what, steps * def.FlopsPerStep(size, batch), device, dtype, s.timeout_s);
-      !why.empty())
+                                       RunSettings::kMinRepetitions, flop / 1e12);
+  if (std::string why = common::TimeProjection(what, steps * flop, device, dtype, s.timeout_s); !why.empty())
     return why;
   if (!device.is_cpu() || !def.activation_bytes) return "";
   const double bytes = 4.0 * ParameterCount(def, size) * 4 + def.activation_bytes(size, batch);  // weights, grads, 2 states
