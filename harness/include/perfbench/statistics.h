@@ -1,6 +1,6 @@
 // Descriptive statistics: pure functions over samples, no state.
 //
-// Definitions (also in README "Metric definitions"):
+// Definitions (also in docs/metrics.md):
 //   quantile       linear interpolation between order statistics (Hyndman-Fan
 //                  type 7, numpy.quantile's default); used for median and IQR.
 //   percentile     nearest rank, p_q = sorted[ceil(q*n) - 1] (pctl_method

@@ -1,6 +1,6 @@
 // Policy: the thresholds and error rates verdicts are judged by. Built-in
 // defaults by metric name, replaced or refined by a policy JSON file (see
-// baselines/policy.json and the README).
+// baselines/policy.json and docs/verdicts.md).
 #pragma once
 
 #include <string>
