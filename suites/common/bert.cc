@@ -13,7 +13,8 @@
 // clipped at 1, the learning rate warmed up linearly (BERT's fine-tuning
 // recipe); 1e-4 at full size, 1e-3 for the 2-layer quick one.
 // Batch at full size (ModelDef::full_batch): 32 x 384 on a GPU (SQuAD
-// fine-tuning), 8 x 384 on a CPU (what a 2-core, 24 GiB machine fits).
+// fine-tuning), 4 x 384 on a CPU (a step of ~5 s on a 2-core machine, so
+// that a default run of every suite ends within 30 minutes there).
 // FLOP per step: 6 x parameters x tokens (forward 2, backward 4 per
 // parameter and token), the embedding tables left out (lookups, not GEMMs),
 // attention's sequence-squared terms not counted.
@@ -119,7 +120,7 @@ ModelDef BertModel() {
                              .warmup_steps = 4,
                              .clip_norm = 1.0};
       },
-      .full_batch = [](const std::string& device) -> int64_t { return device == "cuda" ? 32 : 8; },
+      .full_batch = [](const std::string& device) -> int64_t { return device == "cuda" ? 32 : 4; },
       .activation_bytes = [](const std::string& size, int64_t batch) {
         const BertConfig c = Size(size);
         return static_cast<double>(c.layers * batch) * TransformerLayerActivationBytes(c.seq, c.hidden, c.heads);

@@ -4,7 +4,7 @@
 // widths 64/128/256/512 (expansion 4), batch norm, global average pool,
 // 1000 classes. 25.56M parameters.
 //   quick: batch 8, 3x32x32, widths 16/32/64/128, one bottleneck per stage
-//   full:  3x224x224, batch 256 on a GPU and 32 on a CPU (ModelDef::full_batch)
+//   full:  3x224x224, batch 256 on a GPU and 16 on a CPU (ModelDef::full_batch)
 // FLOP per step: every convolution's 2 C_in C_out k^2 H_out W_out and the
 // head's 2 in out per image, counted while the network is built, times 3
 // (forward, and backward's two products) times the batch.
@@ -130,7 +130,7 @@ ModelDef ResNet50Model() {
       },
       // 256 per GPU (NVIDIA DeepLearningExamples' default); on a CPU 32 (a
       // step at 256 needs ~22 GB of activations).
-      .full_batch = [](const std::string& device) -> int64_t { return device == "cuda" ? 256 : 32; },
+      .full_batch = [](const std::string& device) -> int64_t { return device == "cuda" ? 256 : 16; },
       // ~22 GB for a step of 256 images at 224x224: 86 MB per image, by area.
       .activation_bytes = [](const std::string& size, int64_t batch) {
         const double hw = static_cast<double>(Size(size).image) / 224.0;

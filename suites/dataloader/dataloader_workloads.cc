@@ -10,7 +10,9 @@
 //   ready. throughput = samples / step time; batch_latency_p50 / _p99 =
 //   median / nearest-rank p99 of the step's batch latencies.
 // dataloader/train   the same params; one step = `iters` training iterations
-//   (4 quick, 8 full) of amp's cnn (fp32). data_wait = time blocked getting
+//   (4 quick; full: 8 on a GPU, 4 on the CPU, where one iteration is ~0.5 s
+//   of compute: a per-device param, WorkloadInfo::device_params) of amp's
+//   cnn (fp32). data_wait = time blocked getting
 //   the next batch onto the device; step = data_wait + compute.
 //   step_throughput = samples / sum(step); data_wait_share = sum(data_wait) /
 //   sum(step) (METRICS.md's input_share). Attribute input_bound = yes when
@@ -61,7 +63,7 @@ class DataWorkload : public Workload {
     const int prefetch = static_cast<int>(ctx.params.GetInt("prefetch", 2));
     const bool pin = ctx.params.Get("pin_memory", "off") == "on";
     steps_ = train_ ? (size == "quick" ? 4 : 8) : (size == "quick" ? 8 : 16);
-    steps_ = static_cast<int>(ctx.params.GetInt("iters", steps_));  // tests
+    steps_ = static_cast<int>(ctx.params.GetInt("iters", steps_));  // full train: per device; tests
     const std::string source = ctx.params.Get("source", "disk");
 
     if (source == "memory") {
@@ -200,6 +202,10 @@ WorkloadInfo Info(bool train) {
   // variants step, so its next step would time batches made in idle time.
   // Each variant runs its warm-up and repetitions back to back (steady state).
   info.skip_reason = SkipReason;
+  if (train)
+    info.device_params = [](const Params& p, const std::string& device) {
+      return p.Get("size") == "full" ? Params{{"iters", device == "cuda" ? "8" : "4"}} : Params{};
+    };
   // advise: workers (0: batches made in the training thread); deeper
   // prefetch, which needs workers, so its setting has 2 (compare its row
   // with workers:2's for the prefetch's own part); pinned memory (GPU only).
