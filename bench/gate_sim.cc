@@ -2,9 +2,11 @@
 
 #include <cmath>
 #include <random>
+#include <map>
 #include <set>
 
-#include "compare/gate_plan.h"
+#include "gate/gate.h"
+#include "gate/plan.h"
 #include "verdict_sim.h"
 #include "perfbench/statistics.h"
 
@@ -16,6 +18,7 @@ std::string ToString(Scheme s) {
     case Scheme::kGate: return "default gate, 5-run baseline";
     case Scheme::kGateHistory: return "gate after 25 earlier gates";
     case Scheme::kAb: return "ab, 10 pairs";
+    case Scheme::kRolling: return "rolling gate, planned";
   }
   return "?";
 }
@@ -36,13 +39,14 @@ void AddProcess(ResultRecord& r, int index, int reps, double scale, const GateCo
   }
 }
 
-// One run of `processes` processes for every metric.
+// One run of `processes` processes for every metric, sharing one moment.
 RunData MakeRun(const GateConfig& c, int processes, int reps, bool candidate, std::mt19937_64& rng) {
   RunData d;
   const int regressed = Regressed(c);
+  const double moment = std::exp(c.run_sd * std::normal_distribution<double>()(rng));
   for (int i = 0; i < c.metrics; ++i) {
     ResultRecord r = Metric(i);
-    const double scale = candidate && i < regressed ? 1 + c.regression : 1.0;
+    const double scale = moment * (candidate && i < regressed ? 1 + c.regression : 1.0);
     for (int p = 0; p < processes; ++p) AddProcess(r, p, reps, scale, c, rng);
     d.results.push_back(std::move(r));
   }
@@ -82,18 +86,6 @@ RunData BaselineRuns(const GateConfig& c, std::mt19937_64& rng, History* h) {
   return pooled;
 }
 
-// Adds `more` processes to the metrics `undecided` names (all when empty).
-void AddRound(RunData& cand, const std::set<std::string>& undecided, int first_index, int more, int reps,
-              const GateConfig& c, std::mt19937_64& rng) {
-  const int regressed = Regressed(c);
-  for (size_t i = 0; i < cand.results.size(); ++i) {
-    auto& r = cand.results[i];
-    if (!undecided.empty() && !undecided.count(r.workload)) continue;
-    const double scale = static_cast<int>(i) < regressed ? 1 + c.regression : 1.0;
-    for (int p = 0; p < more; ++p) AddProcess(r, first_index + p, reps, scale, c, rng);
-  }
-}
-
 // Earlier gates of the unchanged build (first round only) join the history.
 void EarlierGates(const GateConfig& c, const GatePlan& plan, std::mt19937_64& rng, History* h) {
   GateConfig null = c;
@@ -105,26 +97,101 @@ void EarlierGates(const GateConfig& c, const GatePlan& plan, std::mt19937_64& rn
     }
 }
 
+// The candidate of one gate: processes made on demand for the core's rounds,
+// all sharing the gate's moment.
+class SimRunner final : public gate::ProcessRunner {
+ public:
+  SimRunner(const GateConfig& c, int reps, std::mt19937_64& rng)
+      : c_(c), reps_(reps), rng_(rng), moment_(std::exp(c.run_sd * std::normal_distribution<double>()(rng))) {
+    for (int i = 0; i < c.metrics; ++i) results_.push_back(Metric(i));
+  }
+  size_t Run(const std::vector<std::string>& keys, int first, int count, int) override {
+    const std::set<std::string> wanted(keys.begin(), keys.end());
+    const int regressed = Regressed(c_);
+    for (size_t i = 0; i < results_.size(); ++i) {
+      auto& r = results_[i];
+      if (!wanted.empty() && !wanted.count(VariantKey(r.suite, r.workload, r.params))) continue;
+      const double scale = moment_ * (static_cast<int>(i) < regressed ? 1 + c_.regression : 1.0);
+      for (int p = 0; p < count; ++p) AddProcess(r, first + p, reps_, scale, c_, rng_);
+      spent_ += count / static_cast<double>(c_.metrics);
+    }
+    return 0;
+  }
+  std::vector<ResultRecord> Results() override { return results_; }
+  double spent() const { return spent_; }
+
+ private:
+  const GateConfig& c_;
+  int reps_;
+  std::mt19937_64& rng_;
+  double moment_;
+  double spent_ = 0;
+  std::vector<ResultRecord> results_;
+};
+
+// A gate through the core: plan, rounds, verdict.
+Comparison CoreGate(const GateConfig& c, const RunData& base, int base_reps, const History& history,
+                    std::mt19937_64& rng, double* candidate_processes) {
+  gate::GateInputs in;
+  in.baseline = base;
+  in.history = history;
+  in.plan = PlanGate(base, base_reps, c.policy);
+  for (int i = 0; i < c.metrics; ++i) {
+    const ResultRecord r = Metric(i);
+    in.variants.push_back(VariantKey(r.suite, r.workload, r.params));
+  }
+  SimRunner runner(c, in.plan.repetitions, rng);
+  const auto o = gate::RunGate(in, RunData{}, runner);
+  *candidate_processes = runner.spent();
+  return o.comparison;
+}
+
 Comparison RunGate(const GateConfig& c, bool with_history, std::mt19937_64& rng, double* processes) {
   History history;
   const RunData base = BaselineRuns(c, rng, &history);
-  const GatePlan plan = PlanGate(base, c.repetitions, c.policy);
-  if (with_history) EarlierGates(c, plan, rng, &history);
-  RunData cand = MakeRun(c, plan.first, plan.repetitions, true, rng);
-  *processes = c.baseline_runs + static_cast<double>(plan.first);
-  Comparison cmp = Compare(base, cand, plan.policy, false, history);
-  int next = plan.first;
-  for (int round = 1; round <= plan.extra_rounds; ++round) {
-    std::set<std::string> undecided;
-    for (const auto& m : cmp.metrics)
-      if (m.verdict == Verdict::kInconclusive) undecided.insert(m.workload);
-    const int more = NextRound(plan, next);
-    if (undecided.empty() || more <= 0) break;
-    AddRound(cand, undecided, next, more, plan.repetitions, c, rng);
-    *processes += more * static_cast<double>(undecided.size()) / c.metrics;
-    next += more;
-    cmp = Compare(base, cand, plan.policy, false, history);
+  if (with_history) EarlierGates(c, PlanGate(base, c.repetitions, c.policy), rng, &history);
+  double candidate = 0;
+  Comparison cmp = CoreGate(c, base, c.repetitions, history, rng, &candidate);
+  *processes = c.baseline_runs + candidate;
+  return cmp;
+}
+
+// The rolling window: W default runs, pooled, and the history they make.
+RunData Window(const GateConfig& c, std::mt19937_64& rng, History* h) {
+  RunData pooled;
+  for (int run = 0; run < c.window_runs; ++run) {
+    RunData one = MakeRun(c, c.run_processes, c.run_repetitions, false, rng);
+    for (auto& r : one.results) {
+      auto& series = h->series[ResultKey(r)];
+      if (series.empty()) series.emplace_back();
+      series.front().push_back(stats::Median(r.samples));
+      h->processes_per_run[ResultKey(r)] = c.run_processes;
+      r.process.assign(r.process.size(), 0);
+      for (size_t k = 0; k < r.samples.size(); ++k)  // each run's processes are further processes of the pool
+        r.process[k] = run * c.run_processes + static_cast<int>(k) / c.run_repetitions;
+      pooled.results.push_back(std::move(r));
+    }
   }
+  // One record per metric, as Compare pools a label's runs.
+  std::map<std::string, ResultRecord> merged;
+  for (auto& r : pooled.results) {
+    auto [it, fresh] = merged.emplace(ResultKey(r), r);
+    if (!fresh) {
+      it->second.samples.insert(it->second.samples.end(), r.samples.begin(), r.samples.end());
+      it->second.process.insert(it->second.process.end(), r.process.begin(), r.process.end());
+    }
+  }
+  RunData out;
+  out.run_count = static_cast<size_t>(c.window_runs);
+  for (int i = 0; i < c.metrics; ++i) out.results.push_back(merged.at(ResultKey(Metric(i))));
+  return out;
+}
+
+Comparison RunRolling(const GateConfig& c, std::mt19937_64& rng, double* processes, double* candidate) {
+  History history;
+  const RunData base = Window(c, rng, &history);
+  Comparison cmp = CoreGate(c, base, c.run_repetitions, history, rng, candidate);
+  *processes = *candidate;  // the window's runs are nightly runs made anyway
   return cmp;
 }
 
@@ -145,22 +212,56 @@ Comparison RunAb(const GateConfig& c, std::mt19937_64& rng, double* processes) {
 GateOutcome SimulateScheme(Scheme scheme, const GateConfig& c) {
   std::mt19937_64 rng(c.seed);
   GateOutcome out;
-  double cost = 0;
+  double cost = 0, candidates = 0, mde = 0;
   for (int t = 0; t < c.trials; ++t) {
-    double processes = 2;
+    double processes = 2, candidate = 0;
     Comparison cmp;
     if (scheme == Scheme::kSingle)
       cmp = Compare(MakeRun(c, 1, c.repetitions, false, rng), MakeRun(c, 1, c.repetitions, true, rng), c.policy, false);
     else if (scheme == Scheme::kGate || scheme == Scheme::kGateHistory)
       cmp = RunGate(c, scheme == Scheme::kGateHistory, rng, &processes);
+    else if (scheme == Scheme::kRolling)
+      cmp = RunRolling(c, rng, &processes, &candidate);
     else
       cmp = RunAb(c, rng, &processes);
     Count(cmp, c, &out);
     cost += processes;
+    candidates += candidate;
+    mde += cmp.metrics.empty() ? 0 : cmp.metrics.front().mde;
     ++out.trials;
   }
   out.processes = cost / c.trials;
+  out.candidate_processes = candidates / c.trials;
+  out.mde = mde / c.trials;
   return out;
+}
+
+Honesty SimulateMdeHonesty(const GateConfig& config) {
+  std::mt19937_64 rng(config.seed);
+  Honesty h;
+  double sum = 0;
+  for (int t = 0; t < config.trials; ++t) {
+    GateConfig null = config;
+    null.regression = 0;
+    double processes = 0, candidate = 0;
+    const Comparison first = RunRolling(null, rng, &processes, &candidate);
+    ++h.gates;
+    // Metric 0 ("w0"): the metrics are ordered by verdict in no report here.
+    const MetricVerdict* m0 = nullptr;
+    for (const auto& m : first.metrics)
+      if (m.workload == Metric(0).workload) m0 = &m;
+    if (!m0 || !m0->has_mde) continue;
+    ++h.reported;
+    sum += m0->mde;
+    GateConfig effect = config;
+    effect.regression = m0->mde;
+    effect.regressed_share = 0;  // Regressed() keeps at least one: metric 0
+    const Comparison second = RunRolling(effect, rng, &processes, &candidate);
+    for (const auto& m : second.metrics)
+      if (m.workload == Metric(0).workload) h.detected += m.verdict == Verdict::kRegression;
+  }
+  h.mean_mde = h.reported ? sum / h.reported : 0;
+  return h;
 }
 
 }  // namespace perfbench::sim

@@ -17,6 +17,12 @@
 //             nightly gate)
 //   ab        `perfbench ab`: 10 pairs of processes, signed-rank on the pair
 //             log ratios (no drift between pairs in this model)
+//   rolling   `gate --baseline label:NAME --last W`: a window of W default
+//             runs (run_processes processes each) as baseline and history,
+//             the candidate planned for the policy's mde (gate/plan.h) and
+//             run through the core's rounds (gate/gate.h)
+// A run's processes can share a moment: every run (and every gate's
+// candidate) draws an offset exp(run_sd z) all its processes carry.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +32,7 @@
 
 namespace perfbench::sim {
 
-enum class Scheme { kSingle, kGate, kGateHistory, kAb };
+enum class Scheme { kSingle, kGate, kGateHistory, kAb, kRolling };
 std::string ToString(Scheme s);
 
 struct GateConfig {
@@ -40,6 +46,10 @@ struct GateConfig {
   int earlier_gates = 25;     // gate+history
   double regression = 0;      // 0: A/A
   double regressed_share = 0.05;
+  double run_sd = 0;          // sd of log time shared by one run's processes
+  int window_runs = 20;       // rolling
+  int run_processes = 3;      // rolling: processes of a default run
+  int run_repetitions = 3;    // rolling: repetitions per process of a default run (--quick: ceil(7 / 3))
   uint64_t seed = 1;
   Policy policy = Policy::Default();
 };
@@ -50,10 +60,22 @@ struct GateOutcome {
   long long regressed_metrics = 0, detected = 0;
   long long null_metrics = 0, unchanged = 0, inconclusive = 0;  // verdicts of null metrics
   double processes = 0;  // mean cost per trial, both sides
+  double candidate_processes = 0;  // mean candidate processes per trial (rolling: the gate's cost)
+  double mde = 0;                  // mean reported detectable effect of the regressed metrics (rolling)
   double FalseAlarmShare() const { return trials ? double(trials_with_false_regression) / trials : 0; }
   double Power() const { return regressed_metrics ? double(detected) / regressed_metrics : 0; }
 };
 
 GateOutcome SimulateScheme(Scheme scheme, const GateConfig& config);
+
+// Is the reported detectable effect honest? For each of `trials` rolling
+// gates: a null gate reports metric 0's mde; an independent gate with that
+// true effect on metric 0 (the only one regressed) detects it or not.
+struct Honesty {
+  int gates = 0, reported = 0, detected = 0;  // reported: gates whose metric 0 had an mde
+  double mean_mde = 0;
+  double Rate() const { return reported ? double(detected) / reported : 0; }
+};
+Honesty SimulateMdeHonesty(const GateConfig& config);
 
 }  // namespace perfbench::sim

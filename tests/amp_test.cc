@@ -65,9 +65,9 @@ TEST(Amp, TheFullBatchIsAParamWithAPerDeviceDefault) {
     for (const auto& v : SelectVariants(s)) batch[v.workload->info.name + "/" + device] = v.params.Get("batch");
   }
   EXPECT_EQ(batch["resnet50/cuda"], "256");
-  EXPECT_EQ(batch["resnet50/cpu"], "32");
+  EXPECT_EQ(batch["resnet50/cpu"], "16");
   EXPECT_EQ(batch["bert/cuda"], "32");
-  EXPECT_EQ(batch["bert/cpu"], "8");
+  EXPECT_EQ(batch["bert/cpu"], "4");
   EXPECT_EQ(batch["decoder/cuda"], "8");
   // --param batch overrides it, and is part of the name.
   s.overrides = {{"batch", {"4"}}};

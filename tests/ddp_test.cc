@@ -73,9 +73,9 @@ class Ddp : public ::testing::Test {
   fs::path dir_;
 };
 
-constexpr const char* kTrain = "run --suite ddp --quick --filter 'train/.*overlap:on' --repetitions 4 --warmup 1";
+constexpr const char* kTrain = "run --suite ddp --quick --filter 'train/.*overlap:on' --repetitions 4 --warmup 1 --processes 1";
 constexpr const char* kTrain2 =
-    "run --suite ddp --quick --filter 'train/world_size:2/.*overlap:on' --repetitions 4 --warmup 1";
+    "run --suite ddp --quick --filter 'train/world_size:2/.*overlap:on' --repetitions 4 --warmup 1 --processes 1";
 
 TEST_F(Ddp, WorldSizesOneAndTwoTrainWithIdenticalGradients) {
   auto r = Run(std::string(kTrain) + " --format json");
@@ -121,7 +121,7 @@ TEST_F(Ddp, WorldSizesOneAndTwoTrainWithIdenticalGradients) {
 }
 
 TEST_F(Ddp, AllReduceSweepReportsNcclTestsBandwidths) {
-  auto r = Run("run --suite ddp --quick --filter 'allreduce/.*bytes:1048576' --repetitions 3 --warmup 1 --format json");
+  auto r = Run("run --suite ddp --quick --filter 'allreduce/.*bytes:1048576' --repetitions 3 --warmup 1 --processes 1 --format json");
   ASSERT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
   for (const char* world : {"1", "2"}) {

@@ -30,11 +30,12 @@ class HistoryCli : public ::testing::Test {
     return perfbench::testing::RunIn(dir_, "env -u PERFBENCH_DB -u PERFBENCH_SELFTEST_SLOWDOWN " + env + " " +
                                                PERFBENCH_BIN + " " + args);
   }
-  // A run of selftest/noisy (processes spread +-1%) exported as JSON, with
+  // A run of selftest/noisy (processes and steps spread by 1%) exported as JSON, with
   // `slowdown` planted.
   nlohmann::json NoisyRun(double slowdown, int processes = 1) {
-    const std::string env = "PERFBENCH_SELFTEST_BETWEEN=0.01 PERFBENCH_SELFTEST_SLOWDOWN=" + std::to_string(slowdown);
-    auto r = Run("run --suite selftest --filter noisy --format none --db scratch.db --processes " +
+    const std::string env = "PERFBENCH_SELFTEST_SLOWDOWN=" + std::to_string(slowdown);
+    auto r = Run("run --suite selftest --filter noisy --param between=0.01 --param within=0.01 --format none --db scratch.db "
+                 "--processes " +
                      std::to_string(processes),
                  env);
     EXPECT_EQ(r.code, 0) << r.err;

@@ -51,7 +51,7 @@ class Micro : public ::testing::Test {
 };
 
 TEST_F(Micro, QuickStoresKernelRatesWithTheControlAroundThem) {
-  auto r = Run("run --suite micro --quick --filter 'gemm.*(fp32|bf16)|bandwidth|conv2d.*fp32' --format none");
+  auto r = Run("run --suite micro --quick --filter 'gemm.*(fp32|bf16)|bandwidth|conv2d.*fp32' --processes 1 --format none");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto res = Results();
   for (const char* key : {"micro/gemm/dtype:fp32/n:256 flops", "micro/gemm/dtype:bf16/n:256 flops",

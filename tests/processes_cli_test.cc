@@ -37,12 +37,16 @@ class Processes : public ::testing::Test {
     ss << in.rdbuf();
     return ss.str();
   }
+  // At the noise measured here (the workload's defaults), and 4% / 3% where a
+  // test needs a gate to find a 20% slowdown every time (the variant says so).
   static constexpr const char* kNoisy = "--suite selftest --filter noisy --format none";
+  static constexpr const char* kQuieter = "--suite selftest --filter noisy --param between=0.04 --param within=0.03 "
+                                          "--format none";
   fs::path dir_;
 };
 
 TEST_F(Processes, RunStoresEverySamplesProcessAndTheVarianceComponents) {
-  auto r = Run(std::string("run --suite selftest --filter noisy --processes 4 --repetitions 8"));
+  auto r = Run("run --suite selftest --filter noisy --param between=0.1 --param within=0.01 --processes 4 --repetitions 8");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("process 4/4"), std::string::npos) << r.err;
   EXPECT_NE(r.out.find("processes: within / between"), std::string::npos) << r.out;
@@ -53,13 +57,13 @@ TEST_F(Processes, RunStoresEverySamplesProcessAndTheVarianceComponents) {
   const auto& res = doc["results"][0];
   EXPECT_EQ(res["process"], nlohmann::json({0, 0, 1, 1, 2, 2, 3, 3}));
   EXPECT_EQ(res["components"]["processes"], 4);
-  // Processes spread over ~10%, steps ~1%: between dominates within.
+  // Processes spread by 10%, steps by 1%: between dominates within.
   EXPECT_GT(res["components"]["between_cv"].get<double>(), 2 * res["components"]["within_cv"].get<double>());
   EXPECT_EQ(Run("run --processes 0").code, 2);
 }
 
 TEST_F(Processes, BaselinesOfSeveralRunsRoundTripWithTheirProcesses) {
-  for (int i = 0; i < 2; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label r").code, 0);
+  for (int i = 0; i < 2; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --processes 1 --label r").code, 0);
   ASSERT_EQ(Run(std::string("run ") + kNoisy + " --processes 2 --label p").code, 0);
   auto set = Run("baseline set nb r");  // a label names all its runs
   ASSERT_EQ(set.code, 0) << set.err;
@@ -89,7 +93,7 @@ TEST_F(Processes, BaselinesOfSeveralRunsRoundTripWithTheirProcesses) {
 }
 
 TEST_F(Processes, AGateAgainstAFiveRunBaselinePassesTheSameBuildAndFindsAPlantedSlowdown) {
-  for (int i = 0; i < 5; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label base").code, 0);
+  for (int i = 0; i < 5; ++i) ASSERT_EQ(Run(std::string("run ") + kQuieter + " --label base").code, 0);
   ASSERT_EQ(Run("baseline set main base").code, 0);
   for (int i = 0; i < 3; ++i) {
     auto aa = Run("gate --baseline main --format json");
@@ -104,8 +108,50 @@ TEST_F(Processes, AGateAgainstAFiveRunBaselinePassesTheSameBuildAndFindsAPlanted
   }
 }
 
+TEST_F(Processes, ADefaultRunHasThreeProcessesAndOneProcessASideIsInconclusive) {
+  ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label a").code, 0);
+  EXPECT_EQ(Show("latest")["run"]["settings"]["processes"], 3);
+  ASSERT_EQ(Run(std::string("run ") + kNoisy + " --processes 1 --label one").code, 0);
+  ASSERT_EQ(Run(std::string("run ") + kNoisy + " --processes 1 --label two", "PERFBENCH_SELFTEST_SLOWDOWN=0.5").code, 0);
+  auto c = Run("compare one two --format json");
+  ASSERT_EQ(c.code, 0) << c.err;  // 50% slower, but one process a side cannot say so
+  for (const auto& m : nlohmann::json::parse(c.out)["metrics"]) {
+    EXPECT_EQ(m["verdict"], "inconclusive") << m["reason"];
+    EXPECT_NE(m["reason"].get<std::string>().find("one process on a side"), std::string::npos);
+    EXPECT_TRUE(m["mde"].is_null());
+  }
+}
+
+TEST_F(Processes, ARollingGatePlansStatesItsMdeAndRecordsItsVerdict) {
+  EXPECT_EQ(Run("gate --baseline label:nightly").code, 2);  // no database yet
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label nightly").code, 0);
+  auto few = Run("gate --baseline label:nightly --last 20");
+  EXPECT_EQ(few.code, 3) << few.err;  // 4 runs: a window needs 5
+  EXPECT_NE(few.err.find("4 usable run(s)"), std::string::npos) << few.err;
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label nightly").code, 0);
+  const size_t runs_before = nlohmann::json::parse(Run("runs --format json").out)["runs"].size();
+  auto plan = Run("gate --baseline label:nightly --last 20 --plan");
+  ASSERT_EQ(plan.code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("plan: "), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("label nightly, last 8 of 8 runs"), std::string::npos) << plan.out;
+  EXPECT_EQ(nlohmann::json::parse(Run("runs --format json").out)["runs"].size(), runs_before);  // nothing ran
+  auto g = Run("gate --baseline label:nightly --format json");
+  ASSERT_EQ(g.code, 0) << g.out << g.err;
+  EXPECT_NE(g.err.find("this gate catches throughput regressions of"), std::string::npos) << g.err;
+  const auto j = nlohmann::json::parse(g.out);
+  EXPECT_EQ(j["schema_version"], 4);
+  for (const auto& m : j["metrics"]) EXPECT_TRUE(m["mde"].is_number()) << m["metric"];
+  EXPECT_EQ(Show("latest")["run"]["label"], "nightly");  // rolls into its own window
+  auto slow = Run("gate --baseline label:nightly --label slow --format none", "PERFBENCH_SELFTEST_SLOWDOWN=0.5");
+  EXPECT_EQ(slow.code, 1) << slow.err;
+  EXPECT_EQ(Run("gate --baseline label:nightly --last 3").code, 2);
+  EXPECT_EQ(Run("gate --baseline nightly --last 3").code, 2);  // --last needs label:
+  EXPECT_EQ(Run("baseline accept latest").code, 0);
+  EXPECT_NE(Run("compare label:nightly latest --format json").out.find("\"mde\""), std::string::npos);
+}
+
 TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
-  auto aa = Run("ab --suite selftest --filter noisy --pairs 6 --format json", "PERFBENCH_SELFTEST_BETWEEN=0.01");
+  auto aa = Run("ab --suite selftest --filter noisy --param between=0.01 --pairs 6 --format json");
   ASSERT_EQ(aa.code, 0) << aa.out << aa.err;
   const auto j = nlohmann::json::parse(aa.out);
   EXPECT_EQ(j["metrics"][0]["level"], "process");
@@ -122,8 +168,8 @@ TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
 }
 
 TEST_F(Processes, AdviseRanksAFasterSettingFirstAndStoresEveryRun) {
-  auto r = Run("advise --suite selftest --filter noisy --rounds 6 --knob step_scale --format json",
-               "PERFBENCH_SELFTEST_BETWEEN=0.02");
+  auto r = Run("advise --suite selftest --filter noisy --param between=0.02 --param within=0.01 --rounds 6 --knob step_scale "
+               "--format json");
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("round 6/6 (3/3)"), std::string::npos) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -132,7 +178,7 @@ TEST_F(Processes, AdviseRanksAFasterSettingFirstAndStoresEveryRun) {
   ASSERT_EQ(j["rows"].size(), 2u);
   const auto& best = j["rows"][0];
   EXPECT_EQ(best["setting"], "step_scale:0.5");
-  EXPECT_EQ(best["variant"], "selftest/noisy/model:synthetic");
+  EXPECT_EQ(best["variant"], "selftest/noisy/model:synthetic/between:0.02/within:0.01");
   EXPECT_EQ(best["metric"], "throughput");
   EXPECT_EQ(best["verdict"], "improvement");
   EXPECT_EQ(best["pairs"], 6);
@@ -153,7 +199,8 @@ TEST_F(Processes, AdviseRanksAFasterSettingFirstAndStoresEveryRun) {
   // on a knob does not move the baseline (it stays at the default, 1).
   auto table = Run("advise --suite selftest --filter noisy --roun 6 --kno step_scale --param step_scale=2");
   ASSERT_EQ(table.code, 0) << table.err;
-  EXPECT_NE(table.out.find("Best here: step_scale:0.5 on selftest/noisy/model:synthetic"), std::string::npos)
+  EXPECT_NE(table.out.find("Best here: step_scale:0.5 on selftest/noisy/model:synthetic/between:0.14/within:0.07"),
+            std::string::npos)
       << table.out;
   for (const char* bad : {"advise --rounds 5", "advise --suite selftest --filter noisy --knob nope", "advise --suite nope",
                           "advise --processes 3", "advise --suite selftest --filter noisy --format xml"})

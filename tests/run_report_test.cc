@@ -221,9 +221,11 @@ TEST(NoiseFloor, HistoryRaisesTheLimitAndTheReasonSaysSo) {
   const Policy policy = Policy::Default();  // 5% limit
   const auto plain = Compare(base, candidate, policy, false);
   ASSERT_EQ(plain.metrics.size(), 1u);
-  EXPECT_EQ(plain.metrics[0].verdict, Verdict::kRegression);  // tight within-run samples: "significant"
+  // Tight within-run samples look "significant", but one process a side
+  // cannot tell the code from the moment it ran in.
+  EXPECT_EQ(plain.metrics[0].verdict, Verdict::kInconclusive);
   EXPECT_EQ(plain.metrics[0].history_runs, 0u);
-  EXPECT_NE(plain.metrics[0].reason.find("within-process samples only"), std::string::npos) << plain.metrics[0].reason;
+  EXPECT_NE(plain.metrics[0].reason.find("one process on a side"), std::string::npos) << plain.metrics[0].reason;
   History h;
   h.series[ResultKey(base.results[0])] = {{100, 108, 101, 95, 103, 99}};  // runs 4-8% apart
   const auto floored = Compare(base, candidate, policy, false, h);
@@ -271,8 +273,12 @@ TEST(TwoLevel, OneProcessAgainstManyUsesTheManysSpread) {
   EXPECT_EQ(m.level, Level::kProcess);
   EXPECT_NE(m.verdict, Verdict::kRegression) << m.reason;  // within-process samples would call it one
   EXPECT_NE(m.reason.find("1 vs 5 processes"), std::string::npos) << m.reason;
-  cand.results = {Processes(60, {0.01, -0.01, 0.02, 0.0, -0.02})};  // -40%: decided
-  EXPECT_EQ(Compare(base, cand, Policy::Default(), false).metrics[0].verdict, Verdict::kRegression);
+  cand.results = {Processes(60, {0.01, -0.01, 0.02, 0.0, -0.02})};  // -40%
+  // One process on a side: inconclusive without a noise floor, decided with one.
+  EXPECT_EQ(Compare(base, cand, Policy::Default(), false).metrics[0].verdict, Verdict::kInconclusive);
+  History h;
+  h.series[ResultKey(base.results[0])] = {std::vector<double>(kMinHistoryRuns, 100.0)};
+  EXPECT_EQ(Compare(base, cand, Policy::Default(), false, h).metrics[0].verdict, Verdict::kRegression);
 }
 
 TEST(TwoLevel, PooledRunsAreFurtherProcesses) {

@@ -206,7 +206,7 @@ TEST_F(StoreTest, AVersionOneDatabaseIsMigratedKeepingItsRuns) {
     sqlite3_close(db);
   }
   auto store = Store::Open(Path("v1.db"), Store::Mode::kExisting);
-  EXPECT_EQ(store->SchemaVersion(), 3);
+  EXPECT_EQ(store->SchemaVersion(), Store::kSchemaVersion);
   ASSERT_EQ(store->ListRuns().size(), 1u);
   EXPECT_EQ(store->ListRuns().front().label, "old");
   EXPECT_TRUE(store->ListBaselines().empty());
@@ -233,7 +233,7 @@ TEST_F(StoreTest, MigratesAVersion2BaselineToARunList) {
     sqlite3_close(db);
   }
   auto store = Store::Open(Path("v2.db"), Store::Mode::kExisting);
-  EXPECT_EQ(store->SchemaVersion(), 3);
+  EXPECT_EQ(store->SchemaVersion(), Store::kSchemaVersion);
   const auto b = store->GetBaseline("main");
   ASSERT_TRUE(b.has_value());
   EXPECT_EQ(b->run_ids, (std::vector<int64_t>{7}));

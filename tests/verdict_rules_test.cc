@@ -125,6 +125,14 @@ TEST(VerdictRules, ThresholdBranches) {
   }
 }
 
+// Five identical earlier runs per metric: a noise floor of 0, so that one
+// process a side is judged on its repetitions at the policy's limits.
+History Quiet(const RunData& d) {
+  History h;
+  for (const auto& r : d.results) h.series[ResultKey(r)] = {std::vector<double>(kMinHistoryRuns, 1.0)};
+  return h;
+}
+
 RunData Side(std::vector<ResultRecord> results, const std::string& cpu = "x") {
   RunData d;
   d.run.fingerprint = {{"cpu_model", cpu}};
@@ -156,7 +164,7 @@ TEST(VerdictRules, AControlThatMovedNamesTheMachineAndIsNeverARegression) {
   const auto code = Rec(ResultStatus::kOk, {10, 10.1, 9.9, 10.05, 9.95, 10, 10.02});
   const auto slow = Control({1, 1.01, 0.99, 1.02, 0.98, 1, 1.01, 0.99, 1, 1});
   const auto fast = Control({2, 2.02, 1.98, 2.01, 1.99, 2, 2.03, 1.97, 2, 2});
-  const Comparison c = Compare(Side({code, fast}), Side({code, slow}), Policy::Default(), false);
+  const Comparison c = Compare(Side({code, fast}), Side({code, slow}), Policy::Default(), false, Quiet(Side({code})));
   ASSERT_EQ(c.metrics.size(), 2u);
   EXPECT_EQ(c.verdict, Overall::kPass);
   EXPECT_EQ(c.Count(Verdict::kRegression), 0);
@@ -171,7 +179,7 @@ TEST(VerdictRules, AControlThatMovedNamesTheMachineAndIsNeverARegression) {
   // The same code metric regressing is still a regression beside a control that held.
   auto worse = code;
   for (double& x : worse.samples) x *= 0.5;
-  const Comparison d = Compare(Side({code, fast}), Side({worse, fast}), Policy::Default(), false);
+  const Comparison d = Compare(Side({code, fast}), Side({worse, fast}), Policy::Default(), false, Quiet(Side({code})));
   EXPECT_EQ(d.verdict, Overall::kRegression);
   EXPECT_TRUE(d.machine_changes.empty());
 }
@@ -180,7 +188,8 @@ TEST(VerdictRules, AControlThatMovedNamesTheMachineAndIsNeverARegression) {
 // a comparison inconclusive.
 TEST(VerdictRules, AControlOnOneSideIsInformation) {
   const auto code = Rec(ResultStatus::kOk, {10, 10.1, 9.9, 10.05, 9.95, 10, 10.02});
-  const Comparison c = Compare(Side({code}), Side({code, Control({1, 1, 1, 1, 1})}), Policy::Default(), false);
+  const Comparison c =
+      Compare(Side({code}), Side({code, Control({1, 1, 1, 1, 1})}), Policy::Default(), false, Quiet(Side({code})));
   EXPECT_EQ(c.verdict, Overall::kPass);
   for (const auto& m : c.metrics)
     if (m.control) {
@@ -189,7 +198,8 @@ TEST(VerdictRules, AControlOnOneSideIsInformation) {
   // A control that failed on one side was never tested: not a machine change either.
   auto failed = Control({});
   failed.status = ResultStatus::kFailed;
-  const Comparison d = Compare(Side({code, Control({1, 1, 1, 1, 1})}), Side({code, failed}), Policy::Default(), false);
+  const Comparison d =
+      Compare(Side({code, Control({1, 1, 1, 1, 1})}), Side({code, failed}), Policy::Default(), false, Quiet(Side({code})));
   EXPECT_EQ(d.verdict, Overall::kPass);
   EXPECT_TRUE(d.machine_changes.empty());
 }

@@ -110,7 +110,7 @@ Side MakeSide(const po::variables_map& vm, char which, const std::vector<std::st
   s.bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : posix::SelfExe();
   if (access(s.bin.c_str(), X_OK) != 0) throw UsageError("--" + p + "-bin '" + s.bin + "' is not an executable");
   s.label = vm[p + "-label"].as<std::string>();
-  s.args = {"run", "--db", db, "--label", s.label, "--format", "none"};
+  s.args = {"run", "--db", db, "--label", s.label, "--format", "none", "--processes", "1"};  // a pair's side is one process
   s.args.insert(s.args.end(), common.begin(), common.end());
   if (vm.count(p + "-args"))
     for (auto& w : Words(vm[p + "-args"].as<std::string>())) s.args.push_back(w);

@@ -250,7 +250,9 @@ int AdviseCmd(const std::vector<std::string>& args) {
   if (plan.baselines.empty()) throw UsageError("nothing to advise on: every selected variant is skipped here");
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   auto store = OpenStore(vm, Store::Mode::kCreate);
-  std::vector<std::string> base{posix::SelfExe(), "run", "--db", store->path(), "--format", "none", "--no-control"};
+  // Each arm of a round is one process (rounds are the replicates).
+  std::vector<std::string> base{posix::SelfExe(), "run",          "--db",        store->path(), "--format",
+                                "none",           "--no-control", "--processes", "1"};
   for (auto& a : Forwarded(args, desc)) base.push_back(a);
   const std::vector<ParamOverride> defaults = DefaultOverrides(plan);
   std::vector<Arm> arms{MakeArm("advise/base", base, plan.baselines, defaults, s.threads)};

@@ -22,6 +22,8 @@ constexpr const char* kUsage =
     "       perfbench baseline export NAME FILE   versioned JSON with fingerprint and raw samples\n"
     "       perfbench baseline import FILE [--name NAME]\n"
     "       perfbench baseline delete NAME        forget the name (the run stays)\n"
+    "       perfbench baseline accept RUN         let a run a gate rejected into its label's rolling\n"
+    "                                             baseline (--baseline label:NAME)\n"
     "       all take [--db PATH]\n\n"
     "A baseline is a name for one or more stored runs, meant for `perfbench compare NAME B`\n"
     "and `perfbench gate --baseline NAME`. Its runs are pooled: each run's processes are\n"
@@ -131,6 +133,21 @@ int Add(const Args& a) {
   return kExitOk;
 }
 
+// A run its gate rejected (regression, inconclusive) joins its label's
+// rolling baseline again: the change was intended.
+int Accept(const Args& a) {
+  auto store = OpenStore(a.vm, Store::Mode::kExisting);
+  const int64_t id = ResolveRunOrThrow(*store, a.Get("arg1", "RUN"));
+  const RunRecord run = store->GetRun(id);
+  CheckUsable(run);
+  const auto before = store->GetRunVerdict(id);
+  store->SetRunVerdict(id, "accepted");
+  std::cout << "run " << id << (run.label.empty() ? "" : " (" + run.label + ")") << " accepted"
+            << (before ? " (its gate said " + *before + ")" : "") << ": rolling baselines"
+            << (run.label.empty() ? " of its label" : " of label:" + run.label) << " include it\n";
+  return kExitOk;
+}
+
 int List(const Args& a) {
   auto store = OpenStore(a.vm, Store::Mode::kExisting);
   TextTable t({"name", "runs", "label", "set at (UTC)", "newest run started", "results", "profile"});
@@ -213,12 +230,12 @@ int BaselineCmd(const std::vector<std::string>& args) {
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"action", "arg1", "...more"}, vm, kUsage)) return kExitOk;
-  if (!vm.count("action")) throw UsageError("missing action: set, add, list, show, export, import or delete");
+  if (!vm.count("action")) throw UsageError("missing action: set, add, list, show, export, import, delete or accept");
   static const std::map<std::string, int (*)(const Args&)> actions = {
-      {"set", Set},       {"add", Add},       {"list", List},    {"show", Show},
-      {"export", Export}, {"import", Import}, {"delete", Delete}};
+      {"set", Set},       {"add", Add},       {"list", List},     {"show", Show},
+      {"export", Export}, {"import", Import}, {"delete", Delete}, {"accept", Accept}};
   const std::string action = CheckChoice("action", vm["action"].as<std::string>(),
-                                         {"set", "add", "list", "show", "export", "import", "delete"});
+                                         {"set", "add", "list", "show", "export", "import", "delete", "accept"});
   const bool takes_more = action == "set" || action == "add" || action == "export";
   if ((!takes_more && vm.count("more")) || (action == "list" && vm.count("arg1")))
     throw UsageError("baseline " + action + ": too many arguments");

@@ -13,9 +13,37 @@
 #include "sources.h"
 
 namespace perfbench::cli {
+namespace {
+
+constexpr const char* kCompareUsage =
+    "usage: perfbench compare A B [--last N] [--db PATH] [--format table|markdown|json|junit]\n"
+    "                         [--output FILE] [--policy FILE] [--only-changed] [--across-hardware]\n"
+    "                         [--strict]\n\n"
+    "Compares candidate B with baseline A, metric by metric, and gives a verdict per metric\n"
+    "(regression, improvement, unchanged, inconclusive, missing, new). Processes are the\n"
+    "independent samples: when both sides hold 2 or more processes (run --processes, a\n"
+    "baseline of several runs, a label's runs pooled) the test is Welch's t on the log of\n"
+    "the process medians. With one process on a side (`run --processes 1`) the between-\n"
+    "process noise is unknown: the metric is inconclusive unless 5 or more earlier runs give\n"
+    "a noise floor (then Mann-Whitney U with a Hodges-Lehmann interval on the repetitions,\n"
+    "judged at that floor). Every verdict states its detectable effect (mde: the smallest\n"
+    "change it catches with 80% power). A = label:NAME [--last N] is a rolling baseline: the\n"
+    "last N usable runs of NAME before B (see `perfbench gate --help`). q-values are\n"
+    "Benjamini-Hochberg across metrics. A metric's limit is the policy's, raised to its\n"
+    "noise floor (Q3 + 3 IQR of run-to-run changes) when 5 or more earlier runs exist.\n"
+    "A and B are, looked up in this order: a JSON file (a path ending in .json or holding a\n"
+    "'/': baseline export, show JSON or Google Benchmark JSON), a baseline name, a label (a\n"
+    "label naming several runs pools their samples), a run id, or `latest`. Exit 0 no\n"
+    "regression, 1 regression, 2 bad input or runs on different hardware, 3 inconclusive\n"
+    "with --strict (or too few runs for label:NAME).";
+
+}  // namespace
+
 int CompareCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
-  desc.add_options()("baseline", po::value<std::string>()->value_name("A"), "baseline: file, baseline name, label, run id or latest")
+  desc.add_options()("baseline", po::value<std::string>()->value_name("A"),
+                     "baseline: file, baseline name, label, run id, latest, or label:NAME (rolling)")
+      ("last", po::value<int>()->value_name("N"), "A = label:NAME: its last N usable runs before B (default 20)")
       ("candidate", po::value<std::string>()->value_name("B"), "candidate: file, baseline name, label, run id or latest")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | markdown | json | junit")
       ("output", po::value<std::string>()->value_name("FILE"), "write the report to FILE instead of stdout")
@@ -27,20 +55,7 @@ int CompareCmd(const std::vector<std::string>& args) {
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"baseline", "candidate"}, vm,
-             "usage: perfbench compare A B [--db PATH] [--format table|markdown|json|junit] [--output FILE]\n"
-             "                         [--policy FILE] [--only-changed] [--across-hardware] [--strict]\n\n"
-             "Compares candidate B with baseline A, metric by metric, and gives a verdict per metric\n"
-             "(regression, improvement, unchanged, inconclusive, missing, new). Processes are the\n"
-             "independent samples: when both sides hold 2 or more processes (run --processes, a\n"
-             "baseline of several runs, a label's runs pooled) the test is Welch's t on the log of\n"
-             "the process medians; with one process a side, Mann-Whitney U with a Hodges-Lehmann\n"
-             "interval on the repetitions, and the reason says it rests on them only. q-values are\n"
-             "Benjamini-Hochberg across metrics. A metric's limit is the policy's, raised to its\n"
-             "noise floor (Q3 + 3 IQR of run-to-run changes) when 5 or more earlier runs exist.\n"
-             "A and B are, looked up in this order: a JSON file (a path ending in .json or holding a\n"
-             "'/': baseline export, show JSON or Google Benchmark JSON), a baseline name, a label (a\n"
-             "label naming several runs pools their samples), a run id, or `latest`. Exit 0 no regression, 1 regression, 2 bad input or runs on different\n"
-             "hardware, 3 inconclusive with --strict."))
+kCompareUsage))
     return kExitOk;
   if (!vm.count("baseline") || !vm.count("candidate")) throw UsageError("needs two runs: compare A B");
   const std::string format =
@@ -48,10 +63,12 @@ int CompareCmd(const std::vector<std::string>& args) {
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   // Two files need no database.
   std::unique_ptr<Store> store;
-  if (!LooksLikeFile(vm["baseline"].as<std::string>()) || !LooksLikeFile(vm["candidate"].as<std::string>()))
+  if (!LooksLikeFile(vm["baseline"].as<std::string>()) || !LooksLikeFile(vm["candidate"].as<std::string>()) ||
+      vm["baseline"].as<std::string>().rfind("label:", 0) == 0)
     store = OpenStore(vm, Store::Mode::kExisting);
-  const RunData a = LoadRunData(store.get(), vm["baseline"].as<std::string>(), "baseline");
   const RunData b = LoadRunData(store.get(), vm["candidate"].as<std::string>(), "candidate");
+  const RunData a = LoadBaselineRef(store.get(), vm["baseline"].as<std::string>(),
+                                    vm.count("last") ? vm["last"].as<int>() : 0, b, policy);
   Comparison c;
   try {
     c = Compare(a, b, policy, vm["across-hardware"].as<bool>(), store ? LoadHistory(*store, a, b) : History{});
@@ -81,13 +98,13 @@ int ImportCmd(const std::vector<std::string>& args) {
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"file"}, vm,
-             "usage: perfbench import FILE [--db PATH] [--label L] [--suite S]\n\n"
-             "Loads a run from the JSON that `perfbench show --format json` prints (schema_version 1),\n"
-             "from a `perfbench baseline export` file (as a plain run; `baseline import` also names it),\n"
-             "or from Google Benchmark's --benchmark_format=json output: each benchmark becomes a\n"
-             "workload of suite S with real_time, cpu_time (s) and items/bytes_per_second, and each\n"
-             "repetition a sample (run with --benchmark_repetitions=N, without\n"
-             "--benchmark_report_aggregates_only). A malformed file exits 2 and writes nothing."))
+    "usage: perfbench import FILE [--db PATH] [--label L] [--suite S]\n\n"
+    "Loads a run from the JSON that `perfbench show --format json` prints (schema_version 1),\n"
+    "from a `perfbench baseline export` file (as a plain run; `baseline import` also names it),\n"
+    "or from Google Benchmark's --benchmark_format=json output: each benchmark becomes a\n"
+    "workload of suite S with real_time, cpu_time (s) and items/bytes_per_second, and each\n"
+    "repetition a sample (run with --benchmark_repetitions=N, without\n"
+    "--benchmark_report_aggregates_only). A malformed file exits 2 and writes nothing."))
     return kExitOk;
   if (!vm.count("file")) throw UsageError("missing FILE");
   const std::string path = vm["file"].as<std::string>();

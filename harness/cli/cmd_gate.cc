@@ -1,8 +1,8 @@
-// perfbench gate --baseline NAME|FILE: the nightly CI gate. Reruns what the
-// baseline holds with its settings in fresh processes, compares at the
-// process level, and when metrics are inconclusive adds processes to those
-// workloads only, up to --max-processes, testing each look at alpha / K
-// (K planned looks).
+// perfbench gate: the nightly CI gate. Parses options, loads the baseline
+// (stored, file, or a rolling window), and prints; the plan, the rounds and
+// the verdict are the core's (gate/gate.h).
+
+#include <time.h>
 
 #include <algorithm>
 #include <iostream>
@@ -12,7 +12,9 @@
 #include "cli.h"
 #include "common.h"
 #include "compare/compare.h"
-#include "compare/gate_plan.h"
+#include "gate/gate.h"
+#include "gate/window.h"
+#include "perfbench/statistics.h"
 #include "report/run_report.h"
 #include "run_support.h"
 #include "processes.h"
@@ -22,34 +24,48 @@ namespace perfbench::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: perfbench gate --baseline NAME|FILE [--processes K] [--max-processes N] [--policy FILE]\n"
+    "usage: perfbench gate --baseline NAME|FILE|label:NAME [--last N] [--anchor NAME|FILE]\n"
+    "                      [--plan] [--processes K] [--max-processes N] [--max-seconds S]\n"
+    "                      [--require-mde] [--policy FILE] [--allow-inconclusive]\n"
     "                      [--format table|markdown|json|junit|none] [--output FILE]\n"
     "                      [--junit FILE] [--markdown FILE] [--json FILE] [--label L]\n"
     "                      [--repetitions N] [--warmup N] [--threads N] [--device D] [--seed N]\n"
-    "                      [--timeout SECONDS] [--data-dir DIR] [--allow-inconclusive] [--db PATH]\n\n"
+    "                      [--timeout SECONDS] [--data-dir DIR] [--db PATH]\n\n"
     "Runs the workload variants the baseline holds, with every setting the baseline recorded\n"
     "(flags override them), in fresh processes one after another, stores the candidate run and\n"
-    "compares it with the baseline: at the process level (Welch on process medians) when both\n"
-    "sides have 2 or more processes, so a baseline of several runs (`baseline set NAME R1 R2\n"
-    "...`) lets the gate see how much processes differ. The first round's processes come from\n"
-    "the baseline's between-process spread and the limit; metrics still inconclusive get more\n"
-    "processes, for their workloads only, round after round until decided or --max-processes.\n"
-    "Limits are the policy's, raised to each metric's noise floor learned from the baseline's\n"
-    "runs and earlier gate runs (same label). With K = planned looks, every look tests at\n"
-    "alpha/K and builds (1 - (1 - confidence)/K) intervals: a Bonferroni split, so the chance\n"
-    "of a false verdict over all looks stays within the policy's.\n"
+    "compares it with the baseline at the process level (Welch on process medians).\n\n"
+    "--baseline label:NAME --last N (default 20) judges against the last N runs labelled NAME\n"
+    "on this machine and conditions: only runs after the last change point `history` finds,\n"
+    "only runs no gate rejected (or accepted with `baseline accept RUN`), never runs whose\n"
+    "control moved; exit 3 with the reason when fewer than 5 remain. The candidate is labelled\n"
+    "NAME (unless --label), so a nightly gate's passing runs roll into its window. --anchor\n"
+    "names a pinned baseline judged beside it, so slow creep a window absorbs still shows.\n\n"
+    "Before its first round the gate plans the candidate processes each judged metric needs\n"
+    "for its detectable effect (80% power) to fall within the policy's mde (twice its limit by\n"
+    "default), up to --max-processes (default 10) and --max-seconds; a second look adds the\n"
+    "rest for workloads still inconclusive. Each of the K looks tests at alpha/K (Bonferroni).\n"
+    "--plan prints the plan and exits. Every verdict states its detectable effect; a pass\n"
+    "that cannot resolve the policy's mde says so, and --require-mde makes that exit 3.\n"
+    "Limits are the policy's, raised to each metric's noise floor learned from earlier runs.\n"
     "Exit 0 pass, 1 regression, 2 bad input / missing baseline / different hardware,\n"
-    "3 metrics still inconclusive or missing, 4 a workload failed to run.";
+    "3 inconclusive, missing, too few runs for a rolling baseline, or (--require-mde) a pass\n"
+    "that cannot resolve its mde, 4 a workload failed to run.";
 
 po::options_description GateOptions() {
   po::options_description desc("options");
-  desc.add_options()("baseline", po::value<std::string>()->value_name("NAME|FILE"),
-                     "baseline name in the database, or a baseline export / show JSON file")
-      ("label", po::value<std::string>()->value_name("L"), "label stored with the candidate run (default: gate)")
-      ("processes", po::value<int>()->value_name("K"),
-       "processes in the first round (default: from the baseline's between-process spread, 2..3)")
-      ("max-processes", po::value<int>()->value_name("N"),
-       "most processes per variant over all rounds (default: the first round's + 2)")
+  desc.add_options()("baseline", po::value<std::string>()->value_name("REF"),
+                     "baseline name, a baseline export / show JSON file, or label:NAME (rolling)")
+      ("last", po::value<int>()->value_name("N"), "label:NAME: judge against its last N usable runs (default 20)")
+      ("anchor", po::value<std::string>()->value_name("NAME|FILE"),
+       "a pinned baseline judged beside a rolling one (slow creep a window absorbs)")
+      ("plan", po::bool_switch(), "print the plan (processes, looks, detectable effects) and exit")
+      ("label", po::value<std::string>()->value_name("L"),
+       "label stored with the candidate run (default: NAME of label:NAME, else gate)")
+      ("processes", po::value<int>()->value_name("K"), "processes in the first round (default: planned for the policy's mde)")
+      ("max-processes", po::value<int>()->value_name("N"), "most processes per variant over all rounds (default 10)")
+      ("max-seconds", po::value<double>()->value_name("S"),
+       "cap the planned processes at S seconds, at the baseline's seconds per process")
+      ("require-mde", po::bool_switch(), "exit 3 when a pass cannot resolve the policy's mde")
       ("policy", po::value<std::string>()->value_name("FILE"),
        "thresholds (default: $PERFBENCH_POLICY, else built-in defaults; see baselines/policy.json)")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"),
@@ -58,7 +74,7 @@ po::options_description GateOptions() {
       ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
       ("markdown", po::value<std::string>()->value_name("FILE"),
        "also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 3)")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 4)")
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
   AddMeasureOptions(desc, true);
   AddDataDirOption(desc);
@@ -104,62 +120,71 @@ std::vector<VariantRef> BaselineVariants(const RunData& baseline, RunSettings* s
   return variants;
 }
 
-GatePlan PlanFromFlags(const po::variables_map& vm, const RunData& baseline, int baseline_repetitions,
+double IsoSeconds(const std::string& iso) {
+  struct tm t = {};
+  if (iso.empty() || !strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%SZ", &t)) return 0;
+  return static_cast<double>(timegm(&t));
+}
+
+// The median wall time of one process of the baseline's stored runs (0: unknown).
+double ProcessSeconds(Store* store, const RunData& baseline) {
+  std::vector<double> per;
+  for (int64_t id : baseline.run_ids) {
+    const RunRecord r = store->GetRun(id);
+    const double wall = IsoSeconds(r.finished_at) - IsoSeconds(r.started_at);
+    const int processes = std::max(1, r.settings.value("processes", 1));
+    if (wall > 0) per.push_back(wall / processes);
+  }
+  return per.empty() ? 0 : stats::Median(per);
+}
+
+// The newest run of a label, for the settings a rolling window's gate runs with.
+RunData NewestOf(Store& store, const std::string& label) {
+  const auto ids = store.RunsWithLabel(label);
+  if (ids.empty())
+    throw InconclusiveError("label '" + label + "' has no runs in " + store.path() + ": a rolling baseline needs at least " +
+                            std::to_string(gate::kMinWindowRuns));
+  RunData d;
+  d.run = store.GetRun(ids.front());
+  return d;
+}
+
+GatePlan PlanFromFlags(const po::variables_map& vm, Store* store, const RunData& baseline, int baseline_repetitions,
                        const Policy& policy) {
   for (const char* flag : {"processes", "max-processes"})
     if (vm.count(flag) && vm[flag].as<int>() < 1) throw UsageError(std::string("--") + flag + " must be at least 1");
+  if (vm.count("max-seconds") && !(vm["max-seconds"].as<double>() > 0))
+    throw UsageError("--max-seconds must be positive");
+  PlanLimits limits;
+  limits.first = vm.count("processes") ? vm["processes"].as<int>() : 0;
+  limits.max_processes = vm.count("max-processes") ? vm["max-processes"].as<int>() : 0;
+  limits.max_seconds = vm.count("max-seconds") ? vm["max-seconds"].as<double>() : 0;
+  limits.process_seconds = store ? ProcessSeconds(store, baseline) : 0;
   try {
-    return PlanGate(baseline, baseline_repetitions, policy, vm.count("processes") ? vm["processes"].as<int>() : 0,
-                    vm.count("max-processes") ? vm["max-processes"].as<int>() : 0);
+    return PlanGate(baseline, baseline_repetitions, policy, limits);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
 }
 
-// Variant keys of the workloads with an inconclusive metric.
-std::vector<std::string> Undecided(const Comparison& c, const std::vector<VariantRef>& variants) {
-  std::set<std::string> undecided;
-  for (const auto& m : c.metrics)
-    if (m.verdict == Verdict::kInconclusive) undecided.insert(m.suite + "/" + m.workload);
-  std::vector<std::string> keys;
-  for (const auto& v : variants)
-    if (undecided.count(v.workload->info.FullName())) keys.push_back(VariantKeyOf(v));
-  return keys;
-}
-
-struct Candidate {
-  RunData data;
-  size_t failed = 0;
-};
-
-// Runs `count` more processes of `keys` (empty: every variant) into the candidate run.
-void AddProcesses(Store& store, const RunSettings& s, const std::vector<std::string>& keys, int first, int count,
-                  int total, Candidate* cand) {
-  const ProcessJob job{store.path(), cand->data.run.id, s, keys};
-  for (const auto& p : RunProcesses(job, first, count, total))
-    cand->failed += p.failed_variants + (p.failure.empty() ? 0 : 1);
-  cand->data.results = store.GetResults(cand->data.run.id);
-}
-
-// The first round, then further rounds while metrics stay inconclusive;
-// each adds processes to the undecided workloads only.
-Comparison RunRounds(Store& store, const RunSettings& s, const RunData& baseline, const History& history,
-                     const std::vector<VariantRef>& variants, const GatePlan& looks, Candidate* cand) {
-  AddProcesses(store, s, {}, 0, looks.first, looks.max_processes, cand);
-  Comparison c = Compare(baseline, cand->data, looks.policy, false, history);
-  int next = looks.first;
-  for (int round = 1; round <= looks.extra_rounds; ++round) {
-    const auto again = Undecided(c, variants);
-    const int more = NextRound(looks, next);
-    if (again.empty() || more <= 0) break;
-    std::cerr << "gate: round " << round + 1 << ": " << again.size() << " variant(s) inconclusive, +" << more
-              << " processes\n";
-    AddProcesses(store, s, again, next, more, looks.max_processes, cand);
-    next += more;
-    c = Compare(baseline, cand->data, looks.policy, false, history);
+// The store as a gate's process runner: fresh processes of this binary.
+class StoreRunner final : public gate::ProcessRunner {
+ public:
+  StoreRunner(Store& store, const RunSettings& s, int64_t run_id) : store_(store), settings_(s), run_id_(run_id) {}
+  size_t Run(const std::vector<std::string>& keys, int first, int count, int total) override {
+    size_t failed = 0;
+    const ProcessJob job{store_.path(), run_id_, settings_, keys};
+    for (const auto& p : RunProcesses(job, first, count, total))
+      failed += p.failed_variants + (p.failure.empty() ? 0 : 1);
+    return failed;
   }
-  return c;
-}
+  std::vector<ResultRecord> Results() override { return store_.GetResults(run_id_); }
+
+ private:
+  Store& store_;
+  const RunSettings& settings_;
+  int64_t run_id_;
+};
 
 // Refuses different hardware before spending time on a run.
 void CheckComparable(const RunData& baseline, const RunData& candidate, const Policy& policy) {
@@ -173,16 +198,58 @@ void CheckComparable(const RunData& baseline, const RunData& candidate, const Po
   }
 }
 
-// The candidate run record, stored as running; refuses different hardware first.
-Candidate BeginCandidate(const po::variables_map& vm, Store& store, const RunSettings& settings,
-                         const RunData& baseline, const Policy& policy, const std::vector<std::string>& args) {
-  Candidate cand;
-  cand.data.run = NewRunRecord(vm.count("label") ? vm["label"].as<std::string>() : "gate", settings,
-                               CommandLine("gate", args), GetDeviceBackend());
-  CheckComparable(baseline, cand.data, policy);
-  cand.data.run.id = store.BeginRun(cand.data.run);
-  cand.data.run_ids = {cand.data.run.id};
-  return cand;
+struct Baselines {
+  RunData baseline;
+  std::optional<RunData> anchor;
+  std::string rolling_label;  // empty unless label:NAME
+  std::vector<std::string> dropped;
+};
+
+// --baseline (a rolling window for label:NAME) and --anchor; `conditions`:
+// the candidate's record (machine and settings a window must match).
+Baselines LoadBaselines(const po::variables_map& vm, Store* store, const std::string& ref, const RunRecord& conditions,
+                        const Policy& policy) {
+  Baselines b;
+  if (auto label = gate::RollingLabel(ref)) {
+    const int last = vm.count("last") ? vm["last"].as<int>() : static_cast<int>(gate::kDefaultWindowRuns);
+    try {
+      auto w = gate::SelectWindow(*store, *label, static_cast<size_t>(std::max(last, 0)), conditions, policy);
+      b.baseline = std::move(w.data);
+      b.dropped = std::move(w.dropped);
+    } catch (const gate::WindowError& e) {
+      throw InconclusiveError(e.what());
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+    b.rolling_label = *label;
+  } else {
+    if (vm.count("last")) throw UsageError("--last applies to --baseline label:NAME");
+    b.baseline = LoadRunData(store, ref, "baseline");
+  }
+  if (vm.count("anchor")) b.anchor = LoadRunData(store, vm["anchor"].as<std::string>(), "anchor");
+  return b;
+}
+
+void PrintHeader(const RunData& cand, const RunSettings& settings, const std::vector<VariantRef>& variants,
+                 const Baselines& b, const GatePlan& plan) {
+  std::cout << ContextLine(cand.run.fingerprint, settings) << "\n"
+            << "gate: " << variants.size() << " variants from " << (b.baseline.source.empty() ? "run " + std::to_string(b.baseline.run.id) : b.baseline.source)
+            << (b.anchor ? "; anchor " + (b.anchor->source.empty() ? "run " + std::to_string(b.anchor->run.id) : b.anchor->source) : "")
+            << "\n" << plan.Describe() << "\n";
+  for (const auto& d : b.dropped) std::cout << "baseline: left out " << d << "\n";
+  std::cout << std::flush;
+}
+
+void PrintOutcome(const po::variables_map& vm, const std::string& format, const gate::GateOutcome& o,
+                  const Baselines& b, const RunData& cand) {
+  WriteComparisonReports(vm, format, o.comparison, b.baseline, cand);
+  if (o.anchor && format == "table" && !vm.count("output")) {
+    std::cout << "\nagainst the anchor:\n" << RenderComparison("table", *o.anchor, *b.anchor, cand, StdoutIsTerminal(), true);
+  }
+  std::cerr << "gate: " << DetectableHeadline(o.comparison, "this gate") << "\n";
+  if (const std::string u = UnresolvedNote(o.comparison); !u.empty()) std::cerr << "gate: " << u << "\n";
+  std::cerr << "gate: " << o.Verdict() << (o.anchor ? " (anchor: " + std::string(ToString(o.anchor->verdict)) + ")" : "")
+            << " (candidate run " << cand.run.id << ", " << o.processes << " processes in " << o.rounds << " round(s))\n";
 }
 
 }  // namespace
@@ -191,36 +258,48 @@ int GateCmd(const std::vector<std::string>& args) {
   const po::options_description desc = GateOptions();
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
-  if (!vm.count("baseline")) throw UsageError("missing --baseline NAME|FILE (a gate without a baseline never passes)");
+  if (!vm.count("baseline")) throw UsageError("missing --baseline REF (a gate without a baseline never passes)");
   const std::string format =
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit", "none"});
   const std::string ref = vm["baseline"].as<std::string>();
+  const bool rolling = gate::RollingLabel(ref).has_value();
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   // A baseline name needs the database to exist; a file does not.
-  auto store = OpenStore(vm, LooksLikeFile(ref) ? Store::Mode::kCreate : Store::Mode::kExisting);
-  const RunData baseline = LoadRunData(store.get(), ref, "baseline");
-  RunSettings recorded = RecordedSettings(baseline);
-  const GatePlan looks = PlanFromFlags(vm, baseline, recorded.repetitions, policy);
-  recorded.repetitions = looks.repetitions;
+  auto store = OpenStore(vm, LooksLikeFile(ref) && !rolling ? Store::Mode::kCreate : Store::Mode::kExisting);
+  // A rolling window is chosen for the candidate's conditions: those of the
+  // label's newest run, with the flags applied.
+  RunSettings recorded = RecordedSettings(rolling ? NewestOf(*store, *gate::RollingLabel(ref)) : LoadRunData(store.get(), ref, "baseline"));
   RunSettings settings = ResolveSettings(vm, recorded, GetDeviceBackend());
-  const auto variants = BaselineVariants(baseline, &settings);
+  const std::string label = vm.count("label") ? vm["label"].as<std::string>() : rolling ? *gate::RollingLabel(ref) : "gate";
+  RunData cand;
+  cand.run = NewRunRecord(label, settings, CommandLine("gate", args), GetDeviceBackend());
+  const Baselines b = LoadBaselines(vm, store.get(), ref, cand.run, policy);
+  recorded = RecordedSettings(b.baseline);
+  const GatePlan plan = PlanFromFlags(vm, store.get(), b.baseline, recorded.repetitions, policy);
+  recorded.repetitions = plan.repetitions;
+  settings = ResolveSettings(vm, recorded, GetDeviceBackend());
+  const auto variants = BaselineVariants(b.baseline, &settings);
   settings.data_dir = ResolveDataDir(vm, variants, settings.data_dir);
-  settings.processes = looks.first;
-  Candidate cand = BeginCandidate(vm, *store, settings, baseline, policy, args);
-  const History history = LoadHistory(*store, baseline, cand.data);
-  if (format == "table" && !vm.count("output"))
-    std::cout << ContextLine(cand.data.run.fingerprint, settings) << "\n"
-              << "gate: " << variants.size() << " variants from " << (baseline.source.empty() ? ref : baseline.source)
-              << "; " << looks.first << " processes x " << settings.repetitions << " repetitions first ("
-              << looks.sizing << "), up to " << looks.max_processes << " processes in " << 1 + looks.extra_rounds
-              << " look(s), alpha " << looks.policy.alpha << " each\n"
-              << std::flush;
-  const Comparison c = RunRounds(*store, settings, baseline, history, variants, looks, &cand);
-  store->FinishRun(cand.data.run.id, RunStatus::kComplete);
-  cand.data.run = store->GetRun(cand.data.run.id);
-  WriteComparisonReports(vm, format, c, baseline, cand.data);
-  std::cerr << "gate: " << ToString(c.verdict) << " (candidate run " << cand.data.run.id << ")\n";
-  return ComparisonExit(c, cand.failed, vm["allow-inconclusive"].as<bool>());
+  settings.processes = plan.first;
+  cand.run = NewRunRecord(label, settings, CommandLine("gate", args), GetDeviceBackend());
+  CheckComparable(b.baseline, cand, policy);
+  if (vm["plan"].as<bool>()) {
+    PrintHeader(cand, settings, variants, b, plan);
+    return kExitOk;
+  }
+  if (format == "table" && !vm.count("output")) PrintHeader(cand, settings, variants, b, plan);
+  cand.run.id = store->BeginRun(cand.run);
+  cand.run_ids = {cand.run.id};
+  gate::GateInputs in{b.baseline, b.anchor, LoadHistory(*store, b.baseline, cand), plan, {}};
+  for (const auto& v : variants) in.variants.push_back(VariantKeyOf(v));
+  StoreRunner runner(*store, settings, cand.run.id);
+  const auto outcome = gate::RunGate(in, cand, runner, [](const std::string& line) { std::cerr << line << "\n"; });
+  store->FinishRun(cand.run.id, RunStatus::kComplete);
+  store->SetRunVerdict(cand.run.id, outcome.Verdict());
+  cand.run = store->GetRun(cand.run.id);
+  cand.results = runner.Results();
+  PrintOutcome(vm, format, outcome, b, cand);
+  return gate::GateExit(outcome, vm["allow-inconclusive"].as<bool>(), vm["require-mde"].as<bool>());
 }
 
 }  // namespace perfbench::cli

@@ -28,10 +28,12 @@ constexpr const char* kUsage =
     "Every run that selects a suite other than the hidden self-tests also measures the control\n"
     "(control/gemm, control/bandwidth: pinned sizes, about 1 s) at its start and end; compare and\n"
     "gate report when the control moved (\"the machine changed\") and never count it as a regression.\n\n"
-    "--processes K runs the selection in K fresh processes, one after another, each with its\n"
-    "own warm-up and ceil(repetitions / K) repetitions (at least 2), and stores every sample\n"
-    "with its process index: processes, not repetitions, are the independent samples (each\n"
-    "process has its own memory layout, frequency and neighbours). `show` and the table give\n"
+    "A run takes its samples in 3 fresh processes (--processes K; 1 under a launcher), one\n"
+    "after another, each with its own set-up, warm-up and ceil(repetitions / K) repetitions\n"
+    "(at least 2), and stores every sample with its process index: processes, not\n"
+    "repetitions, are the independent samples (each process has its own memory layout,\n"
+    "frequency and neighbours; one process cannot tell the code from the moment it ran in,\n"
+    "so compare calls a side of one process inconclusive). `show` and the table give\n"
     "the within- and between-process spread; run prints the Kalibera-Jones allocation of\n"
     "processes and repetitions that would give the most precision for the same time.\n\n"
     "ddp: perfbench starts each variant's ranks itself on this machine, unless started by a\n"
@@ -48,7 +50,8 @@ po::options_description RunOptions() {
        "run only variants whose full name (suite/workload/k:v/...) matches")
       ("quick", po::bool_switch(), "small sizes and fewer repetitions (CI, smoke tests)")
       ("label", po::value<std::string>()->value_name("L"), "label stored with the run (e.g. a version)")
-      ("processes", po::value<int>()->value_name("K"), "fresh processes to take the samples in (default 1)")
+      ("processes", po::value<int>()->value_name("K"),
+       "fresh processes to take the samples in (default 3; 1 under a launcher)")
       ("no-control", po::bool_switch(),
        "skip the control: a pinned GEMM and copy (about 1 s) measured at the start and end of every run, "
        "which compare and gate use to tell a machine that moved from code that moved");
@@ -70,8 +73,10 @@ RunSettings SettingsFromFlags(const po::variables_map& vm, DeviceBackend& backen
     if (s.processes < 1 || s.processes > 1000) throw UsageError("--processes must be in [1, 1000]");
     if (s.processes > 1 && s.launch.Fixed())
       throw UsageError("--processes applies when perfbench starts the processes itself, not under a launcher");
-    if (s.processes > 1) s.repetitions = std::max(2, (s.repetitions + s.processes - 1) / s.processes);
+  } else if (!s.launch.Fixed()) {
+    s.processes = RunSettings::kDefaultProcesses;
   }
+  if (s.processes > 1) s.repetitions = std::max(2, (s.repetitions + s.processes - 1) / s.processes);
   *variants = SelectOrThrow(vm, &s);
   return s;
 }

@@ -19,6 +19,12 @@ class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// The data cannot give a decision (e.g. too few runs for a rolling
+// baseline): printed as one line, exit 3.
+class InconclusiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 struct Command {
   const char* name;

@@ -108,6 +108,9 @@ int Main(int argc, char** argv) {
     } catch (const UsageError& e) {
       std::cerr << "perfbench " << cmd << ": " << e.what() << "\n";
       return kExitUsage;
+    } catch (const InconclusiveError& e) {
+      std::cerr << "perfbench " << cmd << ": " << e.what() << "\n";
+      return kExitInconclusive;
     } catch (const StoreInputError& e) {
       std::cerr << "perfbench " << cmd << ": " << e.what() << "\n";
       return kExitUsage;

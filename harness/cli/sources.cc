@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "gate/window.h"
 #include "report/gbench_import.h"
 #include "perfbench/statistics.h"
 #include "report/run_report.h"
@@ -162,42 +163,24 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
   return d;
 }
 
-bool SameConditions(const RunRecord& r, const RunRecord& c) {
-  if (r.profile_key != c.profile_key) return false;
-  for (const char* k : {"threads", "quick", "device"})
-    if (r.settings.value(k, nlohmann::json()) != c.settings.value(k, nlohmann::json())) return false;
-  return true;
-}
-
-History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate) {
-  std::set<int64_t> ids(baseline.run_ids.begin(), baseline.run_ids.end());
-  if (!candidate.run.label.empty())
-    for (int64_t id : store.RunsWithLabel(candidate.run.label)) ids.insert(id);
-  for (int64_t id : candidate.run_ids) ids.erase(id);
-  if (!candidate.run_ids.empty()) {  // earlier runs only
-    const int64_t first = *std::min_element(candidate.run_ids.begin(), candidate.run_ids.end());
-    ids.erase(ids.lower_bound(first), ids.end());
+RunData LoadBaselineRef(Store* store, const std::string& ref, int last, const RunData& candidate, const Policy& policy) {
+  const auto label = gate::RollingLabel(ref);
+  if (!label) {
+    if (last != 0) throw UsageError("--last applies to --baseline label:NAME");
+    return LoadRunData(store, ref, "baseline");
   }
-  std::vector<int64_t> usable;
-  for (int64_t id : ids) {  // ascending: time order
-    const RunRecord r = store.GetRun(id);
-    if ((r.status == RunStatus::kComplete || r.status == RunStatus::kImported) && SameConditions(r, candidate.run))
-      usable.push_back(id);
+  if (!store) throw UsageError("label:" + *label + " needs a database");
+  const int64_t before =
+      candidate.run_ids.empty() ? 0 : *std::min_element(candidate.run_ids.begin(), candidate.run_ids.end());
+  try {
+    return gate::SelectWindow(*store, *label, last > 0 ? static_cast<size_t>(last) : gate::kDefaultWindowRuns,
+                              candidate.run, policy, before)
+        .data;
+  } catch (const gate::WindowError& e) {
+    throw InconclusiveError(e.what());
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
   }
-  if (usable.size() > kMaxHistoryRuns) usable.erase(usable.begin(), usable.end() - kMaxHistoryRuns);
-  History h;
-  std::map<std::string, std::vector<double>> processes;
-  for (int64_t id : usable)
-    for (const auto& r : store.GetResults(id))
-      if (r.status == ResultStatus::kOk && !r.samples.empty()) {
-        const std::string key = ResultKey(r);
-        auto& series = h.series[key];
-        if (series.empty()) series.emplace_back();
-        series.front().push_back(stats::Median(r.samples));
-        processes[key].push_back(static_cast<double>(stats::Groups(r.samples, r.process).size()));
-      }
-  for (const auto& [key, p] : processes) h.processes_per_run[key] = stats::Median(p);
-  return h;
 }
 
 Policy LoadPolicy(const std::string& flag_value) {

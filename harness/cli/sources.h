@@ -8,9 +8,13 @@
 
 #include "common.h"
 #include "compare/compare.h"
+#include "gate/history.h"
 #include "store/store.h"
 
 namespace perfbench::cli {
+
+using gate::LoadHistory;
+using gate::SameConditions;
 
 // Version of the baseline export document. 2: "runs", every run of the
 // baseline with its results (samples with their process indices); version 1
@@ -48,16 +52,11 @@ bool LooksLikeFile(const std::string& ref);
 // `store` may be null when only files are possible. UsageError when none.
 RunData LoadRunData(Store* store, const std::string& ref, const char* role);
 
-// Same hardware profile and the same threads, quick and device settings: runs
-// whose medians belong in one series.
-bool SameConditions(const RunRecord& r, const RunRecord& c);
-
-// The runs a comparison learns its noise floors from: the baseline's stored
-// runs and earlier runs labelled like the candidate, on the candidate's
-// hardware profile with its threads, quick and device settings, in time
-// order (the candidate's own runs excluded), the last kMaxHistoryRuns. One
-// series of run medians per result key.
-History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate);
+// A baseline reference that may be rolling: "label:NAME" is the window of
+// NAME's last `last` usable runs for `candidate` (gate/window.h; older than
+// the candidate's runs), anything else LoadRunData. InconclusiveError (exit
+// 3) when the window has too few runs; UsageError for --last without label:.
+RunData LoadBaselineRef(Store* store, const std::string& ref, int last, const RunData& candidate, const Policy& policy);
 
 // --policy FILE, else $PERFBENCH_POLICY, else Policy::Default(); UsageError
 // naming the problem in the file.

@@ -41,6 +41,9 @@ struct RunSettings {
   int warmup_steps = kWarmupSteps;  ///< Steps run and discarded before timing, per variant.
   int repetitions = kRepetitions;   ///< Timed steps recorded per variant (samples), per process.
   int processes = 1;                ///< Fresh processes the run's samples come from, one after another.
+  /// `run`'s default: one process cannot tell the code from the moment it
+  /// ran in, so every default run carries a between-process estimate.
+  static constexpr int kDefaultProcesses = 3;
   double timeout_s = kTimeoutS;     ///< Wall-clock budget per variant (set-up, warm-up, steps).
   uint64_t seed = kSeed;            ///< Seeds model init and data; stored with the run.
   bool quick = false;               ///< Small problem sizes (CI, smoke runs).

@@ -1,4 +1,5 @@
 #include "compare/compare.h"
+#include "compare/detectable.h"
 
 #include <fmt/format.h>
 
@@ -62,6 +63,13 @@ std::string_view ToString(Overall o) {
 
 int Comparison::Count(Verdict v) const {
   return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [&](const auto& m) { return m.verdict == v; }));
+}
+
+std::vector<const MetricVerdict*> Comparison::Unresolved() const {
+  std::vector<const MetricVerdict*> out;
+  for (const auto& m : metrics)
+    if (m.tested && !m.informational && !m.control && !m.Resolves()) out.push_back(&m);
+  return out;
 }
 
 namespace {
@@ -143,7 +151,12 @@ void Judge(MetricVerdict& m, double alpha) {
   const Oriented eq = m.has_eq ? Orient(m, m.eq_low, m.eq_high) : o;
   const std::string what = m.metric + " " + ChangeText(m) + fmt::format(", q={:.3g}; ", m.q_value) + LevelText(m);
   const bool significant = m.q_value < alpha;
-  if (significant && o.change < -t) {
+  if (m.between_unknown) {
+    m.verdict = Verdict::kInconclusive;
+    m.reason = what + ": one process on a side, between-process noise unknown (one process cannot tell the code "
+                      "from the moment it ran in); measure both sides with `perfbench run --processes 3` (the "
+                      "default) or judge against a label with 5 or more earlier runs";
+  } else if (significant && o.change < -t) {
     m.verdict = Verdict::kRegression;
     m.reason = what + ", limit " + LimitText(m);
   } else if (significant && o.change > t) {
@@ -260,6 +273,7 @@ MetricVerdict Describe(const ResultRecord* ra, const ResultRecord* rb, const Pol
   const Threshold th = policy.For(r);
   m.absolute = th.absolute;
   m.threshold = m.policy_threshold = th.value;
+  m.policy_mde = th.Mde();
   m.informational = th.informational;
   m.control = r.suite == "control";
   m.n_baseline = ra ? ra->samples.size() : 0;
@@ -351,11 +365,28 @@ void MeasureWithin(MetricVerdict& m, const std::vector<double>& a, const std::ve
   }
 }
 
+double Variance(const std::vector<double>& v) {
+  if (v.size() < 2) return 0;
+  const double sd = stats::StdDev(v);
+  return sd * sd;
+}
+
+// The standard error of the process-level estimate and its degrees of
+// freedom, for the detectable effect.
+void MeasureSpread(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, bool logs) {
+  const auto va = logs ? stats::Logs(a) : a, vb = logs ? stats::Logs(b) : b;
+  const StandardError e = DifferenceStandardError(Variance(va), va.size(), Variance(vb), vb.size());
+  m.se = e.se;
+  m.df = e.df;
+}
+
 // Process level: Welch on the process medians (their logarithms for a ratio).
 void MeasureProcesses(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b,
                       double confidence) {
   m.level = Level::kProcess;
-  if (!m.absolute && AllPositive(a) && AllPositive(b)) {
+  const bool logs = !m.absolute && AllPositive(a) && AllPositive(b);
+  MeasureSpread(m, a, b, logs);
+  if (logs) {
     const auto w = std::min(a.size(), b.size()) >= 2 ? stats::WelchLogRatio(a, b, confidence)
                                                      : stats::OneVersusManyLogRatio(a, b, confidence);
     m.ratio = w.difference;
@@ -419,6 +450,16 @@ bool MarkInformational(MetricVerdict& m) {
   return true;
 }
 
+// The detectable effect of a tested metric at the process level, in a
+// family of `family` judged metrics (see detectable.h).
+void SetDetectable(MetricVerdict& m, size_t family, double alpha) {
+  if (m.level != Level::kProcess || m.between_unknown || !(m.df > 0)) return;
+  const double limit = m.absolute ? m.threshold : std::log1p(m.threshold);
+  const double shift = DetectableShift(m.se, m.df, limit, family, alpha, kMdePower);
+  m.mde = m.absolute ? shift : RelativeRegression(shift, m.higher_is_better);
+  m.has_mde = true;
+}
+
 // q-values over the tested metrics, then a verdict for each.
 void JudgeTested(Comparison& c, const std::vector<size_t>& tested, double alpha) {
   std::vector<double> ps;
@@ -427,6 +468,7 @@ void JudgeTested(Comparison& c, const std::vector<size_t>& tested, double alpha)
   for (size_t j = 0; j < tested.size(); ++j) {
     auto& m = c.metrics[tested[j]];
     m.q_value = qs[j];
+    SetDetectable(m, tested.size(), alpha);
     if (c.across_hardware) {
       m.verdict = Verdict::kCompared;
       m.reason = m.metric + " " + ChangeText(m) + " (different hardware: no pass/fail)";
@@ -470,10 +512,16 @@ void SettleControls(Comparison& c, const std::vector<size_t>& tested, double alp
   }
 }
 
+// A pass is "no regression, and every judged metric's detectable effect is
+// known": a metric whose interval merely crosses its margin passes with its
+// mde stated (UnresolvedNote says when that exceeds the policy's); one whose
+// between-process noise is unknown (or with too few samples) cannot pass.
 Overall OverallVerdict(const Comparison& c) {
   if (c.across_hardware) return Overall::kReport;
   if (c.Count(Verdict::kRegression)) return Overall::kRegression;
-  if (c.Count(Verdict::kInconclusive) || c.Count(Verdict::kMissing)) return Overall::kInconclusive;
+  if (c.Count(Verdict::kMissing)) return Overall::kInconclusive;
+  for (const auto& m : c.metrics)
+    if (m.verdict == Verdict::kInconclusive && !m.has_mde) return Overall::kInconclusive;
   return Overall::kPass;
 }
 
@@ -556,6 +604,9 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
       Measure(m, *ra, *rb, policy.confidence);
       MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { Measure(e, *ra, *rb, conf); });
       ApplyNoiseFloor(m, history, k);
+      // The control measures the machine's moment itself: judged as before.
+      m.between_unknown =
+          !m.control && std::min(m.processes_baseline, m.processes_candidate) < 2 && m.history_runs == 0;
       pending = !MarkInformational(m);
     }
     c.metrics.push_back(std::move(m));
@@ -583,6 +634,10 @@ void MeasurePairs(MetricVerdict& m, const std::vector<double>& d, double confide
   m.level = Level::kProcess;
   m.pairs = m.processes_baseline = m.processes_candidate = d.size();
   m.p_value = stats::WilcoxonSignedRank(d).p_value;
+  if (d.size() >= 2) {  // the mean pair change's standard error (a t approximation of the signed-rank test)
+    m.se = std::sqrt(Variance(d) / static_cast<double>(d.size()));
+    m.df = static_cast<double>(d.size() - 1);
+  }
   const auto hl = stats::HodgesLehmannPaired(d, confidence);
   if (m.absolute) {
     m.ratio = m.baseline_median != 0 ? m.candidate_median / m.baseline_median : 1.0;

@@ -22,6 +22,9 @@
 //              within-process samples only.
 // For metrics with an absolute threshold the same on values, not logs.
 //   q_value    Benjamini-Hochberg across all metrics of the comparison
+//   mde        the detectable effect at 80% power (compare/detectable.h):
+//              from the process summaries' spread on both sides, the limit
+//              in force and the family of judged metrics
 //   limit      max(the policy's threshold, the metric's noise floor from
 //              history): with >= 5 earlier runs (History), F = Q3 + 3 IQR
 //              of the absolute relative changes between consecutive runs'
@@ -42,7 +45,11 @@
 //                 policy's threshold, or at the noise floor when history
 //                 raised the limit: a change below the floor cannot be told
 //                 from the machine's run-to-run noise, and the reason says so)
-//   inconclusive  none of these (too few samples, too much noise)
+//   inconclusive  none of these (too few samples, too much noise), or a side
+//                 has one process and no noise floor from history applies:
+//                 one process cannot tell the code from the moment it ran
+//                 in, so its between-process noise is unknown (the reason
+//                 names the command that resolves it)
 //   missing / new the metric has samples on one side only (a candidate
 //                 failure with baseline samples is a regression; a failure
 //                 on both sides is missing: it cannot pass)
@@ -79,7 +86,10 @@ const std::vector<Verdict>& AllVerdicts();
 int SeverityRank(Verdict v);
 
 // A comparison's verdict: "pass" | "regression" | "inconclusive" | "report"
-// (across hardware: ratios only).
+// (across hardware: ratios only). Pass: no regression, nothing missing, and
+// every inconclusive metric has a known detectable effect (a pass states it;
+// UnresolvedNote when it exceeds the policy's mde). Inconclusive: a metric
+// missing, or inconclusive with its between-process noise unknown.
 enum class Overall { kPass, kRegression, kInconclusive, kReport };
 std::string_view ToString(Overall o);
 
@@ -140,9 +150,24 @@ struct MetricVerdict {
   bool tested = false;  // p (and q unless informational) computed
   bool informational = false;
   bool control = false;  // suite `control`: a machine change, never a code verdict
+  // The detectable effect (compare/detectable.h): the smallest true change
+  // this comparison calls with 80% power, relative for ratios (0.094: 9.4%),
+  // in the unit for absolute thresholds; known at the process level only
+  // (has_mde). se and df: the estimate's standard error (log scale for
+  // ratios) and degrees of freedom. policy_mde: the policy's bound on it
+  // (Threshold::mde); a pass whose mde exceeds it cannot resolve that much.
+  double mde = 0, se = 0, df = 0, policy_mde = 0;
+  bool has_mde = false;
+  // A side has one process and no noise floor from history applies: the
+  // between-process noise is unknown, so no verdict but inconclusive.
+  bool between_unknown = false;
+  bool Resolves() const { return has_mde && mde <= policy_mde; }
   Verdict verdict = Verdict::kInconclusive;
   std::string reason;
 };
+
+// The power the detectable effect is stated at.
+inline constexpr double kMdePower = 0.8;
 
 struct Comparison {
   std::vector<FieldDiff> software;  // torch, CUDA, driver, threads, build...: listed, not refused
@@ -156,7 +181,19 @@ struct Comparison {
   std::vector<std::string> machine_changes;
   Overall verdict = Overall::kPass;
   int Count(Verdict v) const;
+  // Judged metrics (tested, neither informational nor control) whose
+  // detectable effect is unknown or above the policy's mde.
+  std::vector<const MetricVerdict*> Unresolved() const;
 };
+
+// "catches throughput regressions of 9.4% or more (80% power)": the largest
+// detectable effect among the judged metrics named like `metric` (a glob;
+// the first of throughput*, step_time*, * that has any), or what keeps it
+// unknown. `who`: "this gate", "this comparison".
+std::string DetectableHeadline(const Comparison& c, const std::string& who);
+// "pass, but cannot resolve 12.0% (throughput of amp/mlp/...; policy mde
+// 10%)" when a pass has unresolved metrics; "" otherwise.
+std::string UnresolvedNote(const Comparison& c);
 
 // Fewest earlier runs a noise floor is learned from, and most used.
 inline constexpr size_t kMinHistoryRuns = 5, kMaxHistoryRuns = 30;

@@ -1,6 +1,10 @@
 // The four renderings of a Comparison: table, markdown, JSON, JUnit XML.
+#include <fmt/format.h>
+#include <fnmatch.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 
 #include "compare/compare.h"
@@ -55,7 +59,48 @@ std::string Median(const MetricVerdict& m, bool candidate) {
   return n ? FormatValue(candidate ? m.candidate_median : m.baseline_median, m.unit) : "-";
 }
 
+std::string MdeText(const MetricVerdict& m) {
+  if (!m.has_mde) return "-";
+  return m.absolute ? fmt::format("{:.3g}", m.mde) : fmt::format("{:.1f}%", 100 * m.mde);
+}
+
+bool Judged(const MetricVerdict& m) { return m.tested && !m.informational && !m.control; }
+
 }  // namespace
+
+std::string DetectableHeadline(const Comparison& c, const std::string& who) {
+  if (c.across_hardware) return "";
+  for (const char* pattern : {"throughput*", "step_time*", "*"}) {
+    std::vector<const MetricVerdict*> group;
+    for (const auto& m : c.metrics)
+      if (Judged(m) && !m.absolute && fnmatch(pattern, m.metric.c_str(), 0) == 0) group.push_back(&m);
+    if (group.empty()) continue;
+    const std::string name = std::string(pattern) == "*" ? "" : std::string(pattern).substr(0, std::strlen(pattern) - 1) + " ";
+    const auto unknown = std::count_if(group.begin(), group.end(), [](const auto* m) { return !m->has_mde; });
+    if (unknown > 0)
+      return fmt::format("{} cannot state the {}regression it would catch: {} of {} metrics have one process on a side",
+                         who, name, unknown, group.size());
+    const auto* worst = *std::max_element(group.begin(), group.end(), [](const auto* x, const auto* y) { return x->mde < y->mde; });
+    return fmt::format("{} catches {}regressions of {:.1f}% or more ({:.0f}% power; the least sensitive of {} metrics)",
+                       who, name, 100 * worst->mde, 100 * kMdePower, group.size());
+  }
+  return "";
+}
+
+std::string UnresolvedNote(const Comparison& c) {
+  if (c.verdict != Overall::kPass) return "";
+  const auto un = c.Unresolved();
+  if (un.empty()) return "";
+  const auto* worst = *std::max_element(un.begin(), un.end(), [](const auto* x, const auto* y) {
+    return !x->has_mde ? false : !y->has_mde ? true : x->mde < y->mde;
+  });
+  const std::string what = worst->suite + "/" + worst->workload + "/" + worst->params.Encode() + " " + worst->metric;
+  if (!worst->has_mde) return fmt::format("pass, but cannot resolve any change of {} (one process on a side)", what);
+  return fmt::format("pass, but cannot resolve {}: {} of {} metrics have a detectable effect above the policy's mde "
+                     "(worst: {}, policy mde {})",
+                     MdeText(*worst), un.size(), c.metrics.size(), what,
+                     worst->absolute ? fmt::format("{:.3g}", worst->policy_mde) : fmt::format("{:.1f}%", 100 * worst->policy_mde));
+}
 
 std::string MdCell(const std::string& s) {
   std::string o;
@@ -103,7 +148,7 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
   }
   for (const auto& change : c.machine_changes) o << change << "\n";
   o << "\n";
-  TextTable t({"verdict", "workload", "params", "metric", "baseline", "candidate", "reason"});
+  TextTable t({"verdict", "workload", "params", "metric", "baseline", "candidate", "mde", "reason"});
   for (const auto* m : Sorted(c, only_changed)) {
     std::string v = Name(m->verdict);
     if (color) {
@@ -114,10 +159,12 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
       if (code) v = std::string("\033[") + code + "m" + v + "\033[0m";
     }
     t.AddRow({v, m->suite + "/" + m->workload, m->params.Encode(), m->metric, Median(*m, false), Median(*m, true),
-              m->reason});
+              MdeText(*m), m->reason});
   }
   t.Print(o);
   o << "\n" << Summary(c) << "\n";
+  if (const std::string h = DetectableHeadline(c, "this comparison"); !h.empty()) o << h << "\n";
+  if (const std::string u = UnresolvedNote(c); !u.empty()) o << u << "\n";
   return o.str();
 }
 
@@ -125,6 +172,8 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
   std::ostringstream o;
   o << "### perfbench: " << ToString(c.verdict) << "\n\n"
     << "Baseline " << RunName(a) << ", candidate " << RunName(b) << ". " << Summary(c) << ".\n\n";
+  if (const std::string h = DetectableHeadline(c, "This comparison"); !h.empty()) o << h << ".\n\n";
+  if (const std::string u = UnresolvedNote(c); !u.empty()) o << "**" << MdCell(u) << "**\n\n";
   for (const auto& change : c.machine_changes) o << "**" << MdCell(change) << "**\n\n";
   if (!c.software.empty() || !c.hardware.empty()) {
     o << "| differs | baseline | candidate |\n|---|---|---|\n";
@@ -133,7 +182,7 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
         o << "| " << MdCell(d.field) << " | " << MdCell(d.baseline) << " | " << MdCell(d.candidate) << " |\n";
     o << "\n";
   }
-  o << "| verdict | workload | params | metric | baseline | candidate | reason |\n|---|---|---|---|---|---|---|\n";
+  o << "| verdict | workload | params | metric | baseline | candidate | mde | reason |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto* m : Sorted(c, only_changed)) {
     const std::string icon = m->verdict == Verdict::kRegression    ? "🔴 "
                              : m->verdict == Verdict::kImprovement ? "🟢 "
@@ -141,7 +190,7 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
                                                                     : "";
     o << "| " << icon << Name(m->verdict) << " | " << MdCell(m->suite + "/" + m->workload) << " | "
       << MdCell(m->params.Encode()) << " | " << MdCell(m->metric) << " | " << MdCell(Median(*m, false)) << " | "
-      << MdCell(Median(*m, true)) << " | " << MdCell(m->reason) << " |\n";
+      << MdCell(Median(*m, true)) << " | " << MdeText(*m) << " | " << MdCell(m->reason) << " |\n";
   }
   return o.str();
 }
@@ -187,6 +236,10 @@ nlohmann::ordered_json MetricJson(const MetricVerdict& m) {
     j["processes_candidate"] = m.processes_candidate;
     j["threshold_kind"] = m.informational ? "informational" : m.absolute ? "absolute" : "relative";
     j["control"] = m.control;
+    j["mde"] = num(m.mde, m.has_mde);
+    j["policy_mde"] = m.policy_mde;
+    j["se"] = num(m.se, m.has_mde);
+    j["df"] = num(m.df, m.has_mde);
     j["verdict"] = Name(m.verdict);
     j["reason"] = m.reason;
   return j;
@@ -211,7 +264,10 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
   // 2: per metric level, processes_*, policy_threshold, history_runs and the
   // equivalence interval eq_* (baseline_runs is gone: the floor is learned
   // from history). 3: machine_changes (the control), and `control` per metric.
-  doc["schema_version"] = 3;
+  // 4: per metric mde, policy_mde, se, df (the detectable effect);
+  // detectable (the headline) and unresolved (a pass that cannot resolve
+  // its policy's mde; null otherwise).
+  doc["schema_version"] = 4;
   doc["baseline"] = run(a);
   doc["candidate"] = run(b);
   doc["verdict"] = ToString(c.verdict);
@@ -220,6 +276,9 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
     for (const auto& d : *list) diffs.push_back({{"field", d.field}, {"baseline", d.baseline}, {"candidate", d.candidate}});
   doc["differences"] = diffs;
   doc["machine_changes"] = c.machine_changes;
+  doc["detectable"] = DetectableHeadline(c, "this comparison");
+  const std::string unresolved = UnresolvedNote(c);
+  doc["unresolved"] = unresolved.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(unresolved);
   nlohmann::ordered_json ms = nlohmann::ordered_json::array();
   for (const auto* m : Sorted(c, only_changed)) {
     ms.push_back(MetricJson(*m));

@@ -33,7 +33,13 @@ Threshold ParseThreshold(const nlohmann::ordered_json& j, const std::string& whe
   if (rel == abs) throw std::invalid_argument(where + ": give exactly one of \"relative\" or \"absolute\"");
   const auto& v = j.at(rel ? "relative" : "absolute");
   if (!v.is_number() || v.get<double>() < 0) throw std::invalid_argument(where + ": threshold must be a number >= 0");
-  return {abs, v.get<double>(), informational};
+  double mde = 0;  // twice the threshold
+  if (j.contains("mde")) {
+    if (!j["mde"].is_number() || !(j["mde"].get<double>() > 0))
+      throw std::invalid_argument(where + ".mde: expected a number > 0 (the largest detectable effect a pass may have)");
+    mde = j["mde"].get<double>();
+  }
+  return {abs, v.get<double>(), informational, mde};
 }
 
 }  // namespace

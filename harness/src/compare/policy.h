@@ -18,6 +18,11 @@ struct Threshold {
   // the q-values: e.g. `loss`, a per-step trajectory that is not a
   // distribution of repeated measurements (loss parity is `loss_delta`).
   bool informational = false;
+  // The honest-pass bound: the largest detectable effect (MetricVerdict::mde)
+  // a pass may have and still mean "nothing moved by more than this";
+  // 0: twice `value`.
+  double mde = 0;
+  double Mde() const { return mde > 0 ? mde : 2 * value; }
 };
 
 struct Policy {

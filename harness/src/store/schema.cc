@@ -87,10 +87,22 @@ ALTER TABLE baselines_v3 RENAME TO baselines;
 CREATE INDEX baseline_runs_run ON baseline_runs(run_id);
 )sql";
 
+// 3 -> 4: a run's verdict as a baseline candidate: what its own gate said
+// (pass, regression, inconclusive) or `accepted` (baseline accept RUN).
+// Rolling baselines (--baseline label:NAME) take runs without a row (plain
+// runs), passed and accepted ones.
+constexpr const char* kV4 = R"sql(
+CREATE TABLE run_verdicts (
+  run_id      INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+  verdict     TEXT NOT NULL CHECK (verdict IN ('pass', 'regression', 'inconclusive', 'accepted')),
+  decided_at  TEXT NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<const char*>& Migrations() {
-  static const std::vector<const char*> steps = {kV1, kV2, kV3};
+  static const std::vector<const char*> steps = {kV1, kV2, kV3, kV4};
   return steps;
 }
 

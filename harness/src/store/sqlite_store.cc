@@ -407,6 +407,24 @@ std::optional<BaselineRecord> Store::GetBaseline(const std::string& name) {
   return BaselineRecord{s.Text(0), BaselineRuns(name), s.Text(1)};
 }
 
+void Store::SetRunVerdict(int64_t run_id, const std::string& verdict) {
+  if (verdict != "pass" && verdict != "regression" && verdict != "inconclusive" && verdict != "accepted")
+    throw StoreInputError("run verdict '" + verdict + "': expected pass, regression, inconclusive or accepted");
+  CheckRunExists(run_id);
+  Stmt s(db_, "INSERT OR REPLACE INTO run_verdicts (run_id, verdict, decided_at) VALUES (?, ?, ?)");
+  s.Bind(1, run_id);
+  s.Bind(2, verdict);
+  s.Bind(3, UtcNowIso8601());
+  s.Step();
+}
+
+std::optional<std::string> Store::GetRunVerdict(int64_t run_id) {
+  Stmt s(db_, "SELECT verdict FROM run_verdicts WHERE run_id = ?");
+  s.Bind(1, run_id);
+  if (!s.Step()) return std::nullopt;
+  return s.Text(0);
+}
+
 bool Store::DeleteBaseline(const std::string& name) {
   Stmt s(db_, "DELETE FROM baselines WHERE name = ?");
   s.Bind(1, name);

@@ -35,7 +35,7 @@ class StoreError : public std::runtime_error {
 class Store {
  public:
   enum class Mode { kCreate, kExisting };
-  inline static constexpr int kSchemaVersion = 3;
+  inline static constexpr int kSchemaVersion = 4;
   inline static constexpr int32_t kApplicationId = 0x50464231;  // "PFB1"
 
   // kCreate makes the file if missing; kExisting refuses a missing file.
@@ -87,6 +87,14 @@ class Store {
   std::vector<int64_t> InsertRuns(const std::vector<RunWithResults>& runs);
   std::vector<int64_t> InsertBaselineRuns(const std::string& name, const std::string& created_at,
                                           const std::vector<RunWithResults>& runs);
+
+  // A run's verdict as a baseline candidate (schema v4): "pass",
+  // "regression", "inconclusive" (its own gate's) or "accepted" (baseline
+  // accept), replacing an earlier one. StoreInputError for a missing run or
+  // another verdict.
+  void SetRunVerdict(int64_t run_id, const std::string& verdict);
+  // nullopt for a run no gate judged and nobody accepted.
+  std::optional<std::string> GetRunVerdict(int64_t run_id);
 
   int SchemaVersion();
   const std::string& path() const { return path_; }

@@ -1,0 +1,75 @@
+// The gate: rounds of candidate processes judged against a baseline, in the
+// core so that the CLI only parses and prints and tests drive it directly.
+//
+//   1. the plan (gate/plan.h) sizes the first round for the policy's mde;
+//   2. each round runs processes of the candidate (a ProcessRunner: the CLI
+//      spawns fresh processes of this binary into the store; tests and the
+//      benchmark make samples), merges them into one candidate whose
+//      processes are the samples, and compares at the process level with
+//      the plan's alpha per look, the noise floors of `history` and the
+//      control's verdict on the machine;
+//   3. while metrics stay undecided (Undecided) and the plan leaves
+//      processes, a further round runs those workloads only;
+//   4. beside the baseline (a rolling window, gate/window.h) a pinned
+//      anchor can be judged, so slow creep a window absorbs is reported.
+// The outcome carries the comparisons, the processes spent and the verdict
+// a rolling baseline reads back (Store::SetRunVerdict).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compare/compare.h"
+#include "gate/plan.h"
+
+namespace perfbench::gate {
+
+class ProcessRunner {
+ public:
+  virtual ~ProcessRunner() = default;
+  // Runs processes first .. first + count - 1 (of `total` planned) for the
+  // variants `keys` (VariantKey; empty: all); returns the failures (failed
+  // variants, and processes that did not run).
+  virtual size_t Run(const std::vector<std::string>& keys, int first, int count, int total) = 0;
+  // The candidate's results so far, every process's samples merged.
+  virtual std::vector<ResultRecord> Results() = 0;
+};
+
+struct GateInputs {
+  RunData baseline;
+  std::optional<RunData> anchor;
+  History history;
+  GatePlan plan;
+  std::vector<std::string> variants;  // VariantKeys the candidate runs
+};
+
+struct GateOutcome {
+  Comparison comparison;
+  std::optional<Comparison> anchor;
+  int processes = 0;  // candidate processes of the first round plus later rounds' (per workload, the most)
+  int rounds = 0;
+  size_t failed = 0;
+  // "pass", "regression" or "inconclusive": what a rolling baseline reads
+  // back. A pass that cannot resolve its mde is still "pass".
+  std::string Verdict() const;
+};
+
+// `candidate`: the run record (its results are the runner's). `progress`
+// gets a line per extra round.
+GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runner,
+                    const std::function<void(const std::string&)>& progress = {});
+
+// The variants of `variants` belonging to a workload with an undecided
+// metric in `c`: inconclusive without a detectable effect, or neither a
+// regression nor an improvement with an mde above the policy's (a
+// workload's variants are interleaved, so all of them).
+std::vector<std::string> Undecided(const Comparison& c, const std::vector<std::string>& variants);
+
+// 1 regression (in the baseline comparison or the anchor's), 4 a failure,
+// 3 inconclusive (unless allowed) or, with require_mde, a pass that cannot
+// resolve the policy's mde; else 0.
+int GateExit(const GateOutcome& o, bool allow_inconclusive, bool require_mde);
+
+}  // namespace perfbench::gate

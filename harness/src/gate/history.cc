@@ -1,0 +1,50 @@
+#include "gate/history.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "perfbench/statistics.h"
+#include "two_level.h"
+
+namespace perfbench::gate {
+
+bool SameConditions(const RunRecord& r, const RunRecord& c) {
+  if (r.profile_key != c.profile_key) return false;
+  for (const char* k : {"threads", "quick", "device"})
+    if (r.settings.value(k, nlohmann::json()) != c.settings.value(k, nlohmann::json())) return false;
+  return true;
+}
+
+History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate) {
+  std::set<int64_t> ids(baseline.run_ids.begin(), baseline.run_ids.end());
+  if (!candidate.run.label.empty())
+    for (int64_t id : store.RunsWithLabel(candidate.run.label)) ids.insert(id);
+  for (int64_t id : candidate.run_ids) ids.erase(id);
+  if (!candidate.run_ids.empty()) {  // earlier runs only
+    const int64_t first = *std::min_element(candidate.run_ids.begin(), candidate.run_ids.end());
+    ids.erase(ids.lower_bound(first), ids.end());
+  }
+  std::vector<int64_t> usable;
+  for (int64_t id : ids) {  // ascending: time order
+    const RunRecord r = store.GetRun(id);
+    if ((r.status == RunStatus::kComplete || r.status == RunStatus::kImported) && SameConditions(r, candidate.run))
+      usable.push_back(id);
+  }
+  if (usable.size() > kMaxHistoryRuns) usable.erase(usable.begin(), usable.end() - kMaxHistoryRuns);
+  History h;
+  std::map<std::string, std::vector<double>> processes;
+  for (int64_t id : usable)
+    for (const auto& r : store.GetResults(id))
+      if (r.status == ResultStatus::kOk && !r.samples.empty()) {
+        const std::string key = ResultKey(r);
+        auto& series = h.series[key];
+        if (series.empty()) series.emplace_back();
+        series.front().push_back(stats::Median(r.samples));
+        processes[key].push_back(static_cast<double>(stats::Groups(r.samples, r.process).size()));
+      }
+  for (const auto& [key, p] : processes) h.processes_per_run[key] = stats::Median(p);
+  return h;
+}
+
+}  // namespace perfbench::gate

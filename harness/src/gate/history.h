@@ -1,0 +1,21 @@
+// Which earlier runs belong with a comparison: the same machine and
+// conditions, and the noise floors their run medians give.
+#pragma once
+
+#include "compare/compare.h"
+#include "store/store.h"
+
+namespace perfbench::gate {
+
+// Same hardware profile and the same threads, quick and device settings: runs
+// whose medians belong in one series.
+bool SameConditions(const RunRecord& r, const RunRecord& c);
+
+// The runs a comparison learns its noise floors from: the baseline's stored
+// runs and earlier runs labelled like the candidate, on the candidate's
+// hardware profile with its threads, quick and device settings, in time
+// order (the candidate's own runs excluded), the last kMaxHistoryRuns. One
+// series of run medians per result key.
+History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate);
+
+}  // namespace perfbench::gate
