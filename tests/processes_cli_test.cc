@@ -122,6 +122,25 @@ TEST_F(Processes, ADefaultRunHasThreeProcessesAndOneProcessASideIsInconclusive) 
   }
 }
 
+// A step too slow for the budget is measured once per run: the later
+// processes skip the variant with the first one's reason; its sibling runs.
+TEST_F(Processes, AVariantSkippedForTimeIsSkippedByTheLaterProcessesWithoutMeasuring) {
+  auto r = Run("run --suite selftest --filter paced --timeout 0.5 --repetitions 6 --processes 3 --format none");
+  ASSERT_EQ(r.code, 0) << r.err;
+  for (const auto& res : Show("latest")["results"]) {
+    if (res["params"]["step_ms"] == "1") {
+      EXPECT_EQ(res["status"], "ok");
+      EXPECT_EQ(res["samples"].size(), 6u);  // 3 processes x 2
+      continue;
+    }
+    EXPECT_EQ(res["status"], "skipped") << res["reason"];
+    const std::string reason = res["reason"];
+    EXPECT_EQ(reason.rfind("skipped by an earlier process of this run: ", 0), 0u) << reason;
+    EXPECT_EQ(reason.find("earlier process", 30), std::string::npos) << reason;  // said once
+    EXPECT_NE(reason.find("budget"), std::string::npos) << reason;
+  }
+}
+
 TEST_F(Processes, ARollingGatePlansStatesItsMdeAndRecordsItsVerdict) {
   EXPECT_EQ(Run("gate --baseline label:nightly").code, 2);  // no database yet
   for (int i = 0; i < 4; ++i) ASSERT_EQ(Run(std::string("run ") + kNoisy + " --label nightly").code, 0);
@@ -147,6 +166,12 @@ TEST_F(Processes, ARollingGatePlansStatesItsMdeAndRecordsItsVerdict) {
   EXPECT_EQ(Run("gate --baseline label:nightly --last 3").code, 2);
   EXPECT_EQ(Run("gate --baseline nightly --last 3").code, 2);  // --last needs label:
   EXPECT_EQ(Run("baseline accept latest").code, 0);
+  // One syntax for history and ab too.
+  auto h = Run("history --baseline label:nightly --last 20 --metric throughput");
+  EXPECT_EQ(h.code, 0) << h.err;
+  EXPECT_NE(h.err.find("rolling baseline label:nightly: label nightly, last"), std::string::npos) << h.err;
+  EXPECT_EQ(Run("history --baseline nightly").code, 2);
+  EXPECT_EQ(Run("ab --baseline nightly --suite selftest --filter noisy").code, 2);
   EXPECT_NE(Run("compare label:nightly latest --format json").out.find("\"mde\""), std::string::npos);
 }
 
@@ -158,7 +183,9 @@ TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
   EXPECT_NE(j["metrics"][0]["reason"].get<std::string>().find("6 pairs"), std::string::npos);
   const auto runs = nlohmann::json::parse(Run("runs --format json").out)["runs"];
   EXPECT_EQ(runs.size(), 12u);
-  auto ab = Run("ab --suite selftest --filter noisy --format none --b-env PERFBENCH_SELFTEST_SLOWDOWN=0.2");
+  // 20% slower B at 4% / 3% noise (at the measured 14% / 7%, 10 pairs resolve about 25%).
+  auto ab = Run("ab --suite selftest --filter noisy --param between=0.04 --param within=0.03 --format none "
+                "--b-env PERFBENCH_SELFTEST_SLOWDOWN=0.2");
   EXPECT_EQ(ab.code, 1) << ab.err;
   EXPECT_NE(ab.err.find("pair 10/10"), std::string::npos) << ab.err;
   for (const char* bad : {"ab --pairs 5", "ab --a-bin /nonexistent/perfbench", "ab --label x", "ab --a-env NOEQUALS",

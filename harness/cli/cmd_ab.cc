@@ -24,7 +24,8 @@ constexpr const char* kUsage =
     "                    [--a-env K=V]... [--b-env K=V]... [--pairs N] [--order-seed N]\n"
     "                    [--a-label L] [--b-label L] [--policy FILE] [--db PATH]\n"
     "                    [--format table|markdown|json|junit|none] [--output FILE] [--junit FILE]\n"
-    "                    [--markdown FILE] [--json FILE] [--allow-inconclusive] [run options]\n\n"
+    "                    [--markdown FILE] [--json FILE] [--allow-inconclusive]\n"
+    "                    [--baseline label:NAME [--last N]] [run options]\n\n"
     "Paired A/B comparison of two builds or configurations that can both run now (a torch\n"
     "upgrade, a driver, a patch, a flag). Runs N pairs of processes back to back, each pair in\n"
     "the order AB or BA, balanced and shuffled with --order-seed; every process is a\n"
@@ -34,7 +35,8 @@ constexpr const char* kUsage =
     "Every metric is judged on its N pair log ratios, so drift of the machine between pairs\n"
     "cancels: Wilcoxon signed-rank test (SciPy's wilcoxon), Hodges-Lehmann estimate and\n"
     "interval of the ratio, Benjamini-Hochberg across metrics, verdicts at the policy's limits\n"
-    "raised by each metric's noise floor learned from A's runs (as compare and gate do).\n"
+    "raised by each metric's noise floor learned from A's runs (as compare and gate do), or\n"
+    "with --baseline label:NAME --last N from that rolling window (the syntax of gate).\n"
     "With the default 10 pairs the smallest two-sided p is 2/1024 = 0.002.\n"
     "Exit 0 pass, 1 regression (B worse than A), 2 bad input, 3 inconclusive, 4 a process failed.";
 
@@ -66,7 +68,9 @@ po::options_description AbOptions() {
       ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
       ("markdown", po::value<std::string>()->value_name("FILE"), "also write a Markdown report")
       ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report")
-      ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
+      ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive")
+      ("baseline", po::value<std::string>()->value_name("label:NAME"), "learn noise floors from NAME's rolling window")
+      ("last", po::value<int>()->value_name("N"), "--baseline label:NAME: its last N usable runs (default 20)");
   AddDbOption(desc);
   return desc;
 }
@@ -188,6 +192,27 @@ PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint6
   return d;
 }
 
+// Noise floors from A's runs, this time's and earlier ones with its label;
+// or, with --baseline label:NAME, from that rolling window.
+History AbHistory(const po::variables_map& vm, Store& store, const PairedData& d, const Policy& policy) {
+  RunData a_runs;
+  a_runs.run = d.a.run;
+  a_runs.run_ids = d.a.run_ids;
+  RunData a_label = a_runs;
+  a_label.run_ids.clear();
+  if (!vm.count("baseline")) {
+    if (vm.count("last")) throw UsageError("--last applies to --baseline label:NAME");
+    return LoadHistory(store, a_runs, a_label);
+  }
+  const std::string ref = vm["baseline"].as<std::string>();
+  if (ref.rfind("label:", 0) != 0) throw UsageError("--baseline: expected label:NAME");
+  RunData window = LoadBaselineRef(&store, ref, vm.count("last") ? vm["last"].as<int>() : 0, a_runs, policy);
+  RunData none;
+  none.run = d.a.run;
+  none.run.label.clear();
+  return LoadHistory(store, window, none);
+}
+
 }  // namespace
 
 int AbCmd(const std::vector<std::string>& args) {
@@ -205,20 +230,16 @@ int AbCmd(const std::vector<std::string>& args) {
     if (vm.count(side)) CheckPassThrough(Words(vm[side].as<std::string>()), std::string(" in --") + side);
   if (vm["a-label"].as<std::string>() == vm["b-label"].as<std::string>())
     throw UsageError("--a-label and --b-label must differ");
+  if (vm.count("baseline") && vm["baseline"].as<std::string>().rfind("label:", 0) != 0)
+    throw UsageError("--baseline: expected label:NAME");
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   const Side a = MakeSide(vm, 'a', common, DbPath(vm)), b = MakeSide(vm, 'b', common, DbPath(vm));
   auto store = OpenStore(vm, Store::Mode::kCreate);
   size_t failed = 0;
   const PairedData d = RunPairs(*store, a, b, pairs, vm["order-seed"].as<uint64_t>(), &failed);
-  // Noise floors from A's runs, this time's and earlier ones with its label.
-  RunData a_runs;
-  a_runs.run = d.a.run;
-  a_runs.run_ids = d.a.run_ids;
-  RunData a_label = a_runs;
-  a_label.run_ids.clear();
   Comparison c;
   try {
-    c = ComparePaired(d, policy, LoadHistory(*store, a_runs, a_label));
+    c = ComparePaired(d, policy, AbHistory(vm, *store, d, policy));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -10,13 +10,15 @@
 #include "common.h"
 #include "history.h"
 #include "peaks.h"
+#include "gate/window.h"
 #include "sources.h"
 
 namespace perfbench::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: perfbench history [--label L] [--suite S[,S]] [--filter REGEX] [--metric M] [--last N]\n"
+    "usage: perfbench history [--label L | --baseline label:L] [--suite S[,S]] [--filter REGEX]\n"
+    "                         [--metric M] [--last N]\n"
     "                         [--window N] [--max-pvalue P] [--min-segment N] [--fail-on-change]\n"
     "                         [--format table|json] [--db PATH]\n\n"
     "Per metric, the series of run medians (each with the 95% interval of its median) over the\n"
@@ -27,6 +29,8 @@ constexpr const char* kUsage =
     "least --min-segment runs on each side of a change, so one spike is not a step. Runs: those\n"
     "labelled L (default: every measured run, not profiles, peaks, advise's or ab's), of the\n"
     "newest one's machine, threads, size and device, by start time; the last --last N.\n"
+    "--baseline label:L (the syntax of compare and gate) is --label L, and also prints on\n"
+    "stderr the rolling baseline a gate would take: the runs kept and why others were left out.\n"
     "Exit 0; with --fail-on-change, 1 when a change point moves a metric the worse way\n"
     "(as compare's exit codes); 2 on bad input.";
 
@@ -34,6 +38,7 @@ po::options_description HistoryOptions() {
   const ChangePointOptions d;
   po::options_description desc("options");
   desc.add_options()("label", po::value<std::string>()->value_name("L"), "only runs with this label")
+      ("baseline", po::value<std::string>()->value_name("label:L"), "as --label L, and print the rolling window")
       ("suite", po::value<std::vector<std::string>>()->composing()->value_name("S[,S]"), "only these suites")
       ("filter", po::value<std::string>()->value_name("REGEX"), "only variants whose full name matches")
       ("metric", po::value<std::string>()->value_name("M"), "only this metric")
@@ -59,16 +64,16 @@ bool Measured(const RunRecord& r) {
 
 // The selected runs, oldest first (by start time), with their results: those
 // of the newest run's machine and conditions (SameConditions).
-std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> SelectRuns(Store& store, const po::variables_map& vm) {
+std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> SelectRuns(Store& store, const po::variables_map& vm,
+                                                                        const std::string& label) {
   std::vector<RunRecord> runs;
   for (auto& r : store.ListRuns()) {
-    const bool labelled = vm.count("label") && r.label == vm["label"].as<std::string>();
-    if (vm.count("label") ? labelled && r.status != RunStatus::kRunning && r.status != RunStatus::kAborted : Measured(r))
+    const bool labelled = !label.empty() && r.label == label;
+    if (!label.empty() ? labelled && r.status != RunStatus::kRunning && r.status != RunStatus::kAborted : Measured(r))
       runs.push_back(std::move(r));
   }
   if (runs.empty())
-    throw UsageError(vm.count("label") ? "no measured run labelled '" + vm["label"].as<std::string>() + "'"
-                                       : "no measured run in " + store.path());
+    throw UsageError(!label.empty() ? "no measured run labelled '" + label + "'" : "no measured run in " + store.path());
   std::stable_sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
     return std::tie(a.started_at, a.id) > std::tie(b.started_at, b.id);  // newest first
   });
@@ -81,6 +86,29 @@ std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> SelectRuns(Store& s
   }
   std::reverse(out.begin(), out.end());
   return out;
+}
+
+// --label L, or --baseline label:L.
+std::string LabelOf(const po::variables_map& vm) {
+  if (!vm.count("baseline")) return vm.count("label") ? vm["label"].as<std::string>() : "";
+  if (vm.count("label")) throw UsageError("give --label or --baseline, not both");
+  const auto label = gate::RollingLabel(vm["baseline"].as<std::string>());
+  if (!label || label->empty()) throw UsageError("--baseline: expected label:NAME");
+  return *label;
+}
+
+// The window a gate with --baseline label:L --last N would judge against.
+void PrintWindow(Store& store, const std::string& label, const po::variables_map& vm, const RunRecord& newest) {
+  const size_t last = vm.count("last") ? static_cast<size_t>(vm["last"].as<int>()) : gate::kDefaultWindowRuns;
+  try {
+    const auto w = gate::SelectWindow(store, label, std::max(last, gate::kMinWindowRuns), newest, Policy::Default());
+    std::cerr << "rolling baseline label:" << label << ": " << w.data.source << "; runs";
+    for (auto it = w.data.run_ids.rbegin(); it != w.data.run_ids.rend(); ++it) std::cerr << " " << *it;
+    std::cerr << "\n";
+    for (const auto& d : w.dropped) std::cerr << "  left out " << d << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "rolling baseline label:" << label << ": " << e.what() << "\n";
+  }
 }
 
 ChangePointOptions Options(const po::variables_map& vm) {
@@ -109,13 +137,16 @@ int HistoryCmd(const std::vector<std::string>& args) {
   if (vm.count("suite")) sel.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
   if (vm.count("filter")) sel.filter = vm["filter"].as<std::string>();
   if (vm.count("metric")) sel.metric = vm["metric"].as<std::string>();
+  const std::string label = LabelOf(vm);
   auto store = OpenStore(vm, Store::Mode::kExisting);
+  const auto runs = SelectRuns(*store, vm, label);
   std::vector<HistorySeries> series;
   try {
-    series = BuildHistory(SelectRuns(*store, vm), sel, options);
+    series = BuildHistory(runs, sel, options);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
+  if (vm.count("baseline")) PrintWindow(*store, label, vm, runs.back().first);
   if (series.empty()) throw UsageError("no series matches the selection");
   if (format == "json")
     std::cout << HistoryJson(series).dump(2) << "\n";

@@ -369,10 +369,23 @@ std::vector<VariantGroup> WithControl(const RunSettings& s, const std::vector<Va
 
 }  // namespace
 
+// Variants an earlier process of run `run_id` skipped (no samples), by full
+// name, with the reason it gave.
+std::map<std::string, std::string> EarlierSkips(Store& store, int64_t run_id) {
+  const std::string again = "skipped by an earlier process of this run: ";  // Runner's wording
+  std::map<std::string, std::string> skips;
+  for (const auto& r : store.GetResults(run_id))
+    if (r.status == ResultStatus::kSkipped && r.samples.empty())
+      skips.emplace(r.suite + "/" + r.workload + (r.params.empty() ? "" : "/" + r.params.Encode()),
+                    r.reason.rfind(again, 0) == 0 ? r.reason.substr(again.size()) : r.reason);
+  return skips;
+}
+
 void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, DeviceBackend& backend,
                    const std::vector<VariantGroup>& groups, Execution* into, const ProcessTag& process) {
   Runner runner(settings, backend);
   runner.set_process_seed(process.seed);
+  if (store && process.index > 0) runner.set_known_skips(EarlierSkips(*store, run_id));
   Progress progress(StderrIsTerminal() && settings.launch.rank == 0);
   runner.set_progress([&](const ProgressEvent& e) { progress.Update(e); });
   runner.RunAll(WithControl(settings, groups), [&](const std::vector<VariantOutcome>& outcomes) {

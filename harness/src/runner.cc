@@ -227,11 +227,20 @@ class GroupRun {
   std::map<const Live*, std::string> energy_notes_;  // "energy" attribute per variant
   std::unique_ptr<GpuMonitor> monitor_;  // on a GPU
   std::map<std::string, std::string> activity_;  // the monitor's attributes for every variant
+
+ public:
+  void set_known_skips(const std::map<std::string, std::string>* skips) { known_skips_ = skips; }
+
+ private:
+  const std::map<std::string, std::string>* known_skips_ = nullptr;  // Runner::set_known_skips
 };
 
 void GroupRun::SetUp(Live& v) {
   const Params& params = v.outcome.variant.params;
   if (std::string why = SkipReason(v.outcome.variant, s_.device); !why.empty()) return Skip(v, why);
+  if (known_skips_)
+    if (auto it = known_skips_->find(v.outcome.variant.FullName()); it != known_skips_->end())
+      return Skip(v, "skipped by an earlier process of this run: " + it->second);
   const double t0 = now_();
   int64_t before = 0, after = 0, peak = 0;
   const RunContext ctx{params, s_, process_seed_};
@@ -530,7 +539,9 @@ void GroupRun::Finish(Live& v) {
 }  // namespace
 
 std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
-  return GroupRun(settings_, backend_, now_, group, process_seed_, &timed_s_, make_meter_, group_tick_).Run();
+  GroupRun run(settings_, backend_, now_, group, process_seed_, &timed_s_, make_meter_, group_tick_);
+  run.set_known_skips(&known_skips_);
+  return run.Run();
 }
 
 void Runner::RunAll(const std::vector<VariantGroup>& groups,

@@ -74,6 +74,10 @@ class Runner {
   void set_energy_meters(EnergyMeterFactory make) { make_meter_ = std::move(make); }
   // RunContext::process_seed for the workloads this runner sets up.
   void set_process_seed(uint64_t seed) { process_seed_ = seed; }
+  // Variants (VariantRef::FullName) an earlier process of the same run
+  // skipped, with its reason: skipped again before their set-up, so a step
+  // too slow for the budget is paid once per run, not once per process.
+  void set_known_skips(std::map<std::string, std::string> skips) { known_skips_ = std::move(skips); }
   // Seconds spent in timed repetitions so far (all variants): with the
   // process's wall time, the costs the Kalibera-Jones allocation needs.
   double timed_s() const { return timed_s_; }
@@ -95,6 +99,7 @@ class Runner {
   std::function<void(double)> group_tick_;  // RunAll's progress inside the running group
   uint64_t process_seed_ = 0;
   double timed_s_ = 0;
+  std::map<std::string, std::string> known_skips_;
 };
 
 }  // namespace perfbench
