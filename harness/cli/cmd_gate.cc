@@ -290,7 +290,11 @@ int GateCmd(const std::vector<std::string>& args) {
   if (format == "table" && !vm.count("output")) PrintHeader(cand, settings, variants, b, plan);
   cand.run.id = store->BeginRun(cand.run);
   cand.run_ids = {cand.run.id};
-  gate::GateInputs in{b.baseline, b.anchor, LoadHistory(*store, b.baseline, cand), plan, {}};
+  // A rolling window is its own history (it already left out what gates
+  // rejected); otherwise the baseline's runs and earlier runs labelled alike.
+  RunData for_history = cand;
+  if (!b.rolling_label.empty()) for_history.run.label.clear();
+  gate::GateInputs in{b.baseline, b.anchor, LoadHistory(*store, b.baseline, for_history), plan, {}};
   for (const auto& v : variants) in.variants.push_back(VariantKeyOf(v));
   StoreRunner runner(*store, settings, cand.run.id);
   const auto outcome = gate::RunGate(in, cand, runner, [](const std::string& line) { std::cerr << line << "\n"; });

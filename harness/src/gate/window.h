@@ -10,7 +10,8 @@
 //                window's median moved with its machine: left out;
 //   change point only runs after the last change point that `history`
 //                finds (E-divisive, changepoint.h) in any judged metric's
-//                run medians: a window never straddles a step.
+//                run medians that moves it beyond its limit: a window never
+//                straddles a step.
 // Fewer than kMinWindowRuns left is an error the CLI exits 3 with, naming
 // what was left out and why.
 #pragma once
