@@ -14,6 +14,7 @@
 #include "compare/compare.h"
 #include "perfbench/posix_fs.h"
 #include "processes.h"
+#include "gate/window.h"
 #include "sources.h"
 
 namespace perfbench::cli {
@@ -205,7 +206,6 @@ History AbHistory(const po::variables_map& vm, Store& store, const PairedData& d
     return LoadHistory(store, a_runs, a_label);
   }
   const std::string ref = vm["baseline"].as<std::string>();
-  if (ref.rfind("label:", 0) != 0) throw UsageError("--baseline: expected label:NAME");
   RunData window = LoadBaselineRef(&store, ref, vm.count("last") ? vm["last"].as<int>() : 0, a_runs, policy);
   RunData none;
   none.run = d.a.run;
@@ -230,7 +230,7 @@ int AbCmd(const std::vector<std::string>& args) {
     if (vm.count(side)) CheckPassThrough(Words(vm[side].as<std::string>()), std::string(" in --") + side);
   if (vm["a-label"].as<std::string>() == vm["b-label"].as<std::string>())
     throw UsageError("--a-label and --b-label must differ");
-  if (vm.count("baseline") && vm["baseline"].as<std::string>().rfind("label:", 0) != 0)
+  if (vm.count("baseline") && !gate::RollingLabel(vm["baseline"].as<std::string>()))
     throw UsageError("--baseline: expected label:NAME");
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
   const Side a = MakeSide(vm, 'a', common, DbPath(vm)), b = MakeSide(vm, 'b', common, DbPath(vm));

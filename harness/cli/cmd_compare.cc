@@ -10,6 +10,7 @@
 #include "common.h"
 #include "compare/compare.h"
 #include "report/run_report.h"
+#include "gate/window.h"
 #include "sources.h"
 
 namespace perfbench::cli {
@@ -64,7 +65,7 @@ kCompareUsage))
   // Two files need no database.
   std::unique_ptr<Store> store;
   if (!LooksLikeFile(vm["baseline"].as<std::string>()) || !LooksLikeFile(vm["candidate"].as<std::string>()) ||
-      vm["baseline"].as<std::string>().rfind("label:", 0) == 0)
+      gate::RollingLabel(vm["baseline"].as<std::string>()))
     store = OpenStore(vm, Store::Mode::kExisting);
   const RunData b = LoadRunData(store.get(), vm["candidate"].as<std::string>(), "candidate");
   const RunData a = LoadBaselineRef(store.get(), vm["baseline"].as<std::string>(),
