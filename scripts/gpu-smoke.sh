@@ -156,7 +156,7 @@ for s in ${steps//,/ }; do
     models) run_suite models 600 --filter "^(amp|quant)/.*($models)|^ddp/.*model:($models)" ;;
     show) step show 60 "$pb" show latest --db "$db" --format json ;;
     diagnose) step diagnose 300 "$pb" diagnose --db "$db" --device "$device" --quick --filter '^amp/mlp/' ;;
-    profile) step profile 300 "$pb" profile --db "$db" --device "$device" --quick --filter '^amp/mlp/' --steps 3 --out "$out/traces" ;;
+    profile) step profile 300 "$pb" profile --db "$db" --device "$device" --quick --filter '^amp/mlp/' --steps 3 --output "$out/traces" ;;
     peak) step peak 300 "$pb" peak --db "$db" --device "$device" --quick ;;
   esac
 done

@@ -16,11 +16,11 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 # 1. Debian packages: compiler, CMake, the libraries perfbench links, dygraphs (inlined into
-#    `perfbench report`) and Chromium (the report's rendering test).
+#    `perfbench report`), Chromium (the report's rendering test) and PyYAML (the CI examples' test).
 packages=(build-essential cmake ccache git python3 python3-venv
           libsqlite3-dev nlohmann-json3-dev libboost-program-options-dev libgtest-dev
           libbenchmark-dev libgloo-dev libjpeg62-turbo-dev libfmt-dev
-          libjs-dygraphs chromium)
+          libjs-dygraphs chromium python3-yaml)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -52,11 +52,12 @@ if ! have_torch; then
 fi
 TORCH_PREFIX="$("$VENV/bin/python" -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null)"
 
-# 3. The CUDA toolkit: a CUDA wheel's CMake config needs nvcc even with no GPU.
+# 3. The CUDA toolkit compiles perfbench's CUDA paths; without one (a fresh
+#    machine) CMake configures a CPU-only build from the same wheel.
 if ! command -v nvcc >/dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
-command -v nvcc >/dev/null || say "warning: no nvcc on PATH; find_package(Torch) of a CUDA wheel needs the CUDA toolkit"
+nvcc --version >/dev/null 2>&1 || say "no CUDA toolkit (nvcc): a CPU-only build (a GPU host: docs/gpu.md)"
 
 # 4. Configure once (again if the torch prefix moved, or if an earlier
 #    configure failed and left a cache without build files), then build.

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -53,6 +54,63 @@ TEST_F(Cli, HelpDocumentsCommandsAndExitCodes) {
     EXPECT_NE(h.out.find("usage: perfbench " + std::string(cmd)), std::string::npos) << cmd;
   }
   EXPECT_FALSE(Exists("perfbench.db"));
+}
+
+size_t WidestLine(const std::string& text) {
+  std::istringstream in(text);
+  size_t widest = 0;
+  for (std::string line; std::getline(in, line);) {
+    size_t columns = 0;  // UTF-8 characters
+    for (char c : line) columns += (c & 0xC0) != 0x80;
+    widest = std::max(widest, columns);
+  }
+  return widest;
+}
+
+// Every command's help: no internal or positional-alias options, one way of
+// showing defaults, its exit codes and environment, within 120 columns.
+TEST_F(Cli, EveryCommandsHelpExplainsItselfWithin120Columns) {
+  for (const char* cmd : {"run", "list", "env", "runs", "show", "compare", "gate", "ab", "peak", "profile", "diagnose",
+                          "advise", "history", "procure", "report", "baseline", "import"}) {
+    auto h = Run(std::string(cmd) + " --help");
+    EXPECT_EQ(h.code, 0) << cmd;
+    for (const char* leak : {"--action", "--arg1", "--more", "--candidate", "--runs ", "--file ", "--run ", "(="})
+      EXPECT_EQ(h.out.find(leak), std::string::npos) << cmd << " --help shows " << leak << ":\n" << h.out;
+    EXPECT_NE(h.out.find("exit codes:"), std::string::npos) << cmd;
+    EXPECT_LE(WidestLine(h.out), 120u) << cmd;
+    EXPECT_EQ(h.out.find(" \n"), std::string::npos) << cmd << ": trailing spaces";
+  }
+  EXPECT_NE(Run("run --help").out.find("PERFBENCH_DATA_DIR"), std::string::npos);
+  EXPECT_NE(Run("run --help").out.find("PERFBENCH_COMM_TIMEOUT"), std::string::npos);
+  EXPECT_NE(Run("compare --help").out.find("5  not comparable"), std::string::npos);
+  EXPECT_NE(Run("profile --help").out.find("--output DIR"), std::string::npos);
+}
+
+TEST_F(Cli, ListAndEnvFit120ColumnsUnlessWide) {
+  auto list = Run("list");
+  ASSERT_EQ(list.code, 0) << list.err;
+  EXPECT_LE(WidestLine(list.out), 120u);
+  EXPECT_GT(WidestLine(Run("list --wide").out), 120u) << "--wide keeps every character";
+  EXPECT_LE(WidestLine(Run("env").out), 120u);
+  auto filtered = Run("list --suite selftest --filter 'fake/mode:(ok|skip)'");
+  ASSERT_EQ(filtered.code, 0) << filtered.err;
+  EXPECT_EQ(Lines(filtered.out), 4) << filtered.out;  // header, rule, two variants
+  EXPECT_EQ(Run("list --filter '('").code, 2);
+}
+
+TEST_F(Cli, GateSaysWhichRunOptionsComeFromTheBaseline) {
+  auto r = Run("gate --baseline x --quick");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("--quick is not a gate option"), std::string::npos) << r.err;
+  EXPECT_NE(Run("gate --baseline x --filter mlp").err.find("--filter is not a gate option"), std::string::npos);
+}
+
+TEST_F(Cli, DiagnoseOfAStoredRunRefusesRunOptionsInOneLine) {
+  auto r = Run("diagnose 3 --suite x");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("diagnose RUN reads a stored run"), std::string::npos) << r.err;
 }
 
 TEST_F(Cli, NoCommandOrUnknownCommandIsAUsageError) {
@@ -315,12 +373,24 @@ TEST_F(Compare, AMissingBaselineIsAnInputErrorNeverAPass) {
   EXPECT_NE(r.err.find("no baseline 'nightly-that-never-ran'"), std::string::npos) << r.err;
 }
 
+TEST_F(Compare, TheTableFits120ColumnsAndEndsWithOneLinePerWorkload) {
+  Prepare();
+  auto r = Run("compare base same");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_LE(WidestLine(r.out), 120u) << r.out;
+  // The last line: "selftest/fake ok: throughput 1x [0.99, 1.01] faster: unchanged".
+  const std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("selftest/fake ok: throughput ", 0), 0u) << r.out;
+  EXPECT_NE(last.find("x ["), std::string::npos) << last;
+}
+
 TEST_F(Compare, DifferentHardwareIsRefusedUnlessAskedFor) {
   auto doc = Prepare();
   doc["run"]["fingerprint"]["cpu_model"] = "Some Other CPU";
   Import(doc, "other");
   auto r = Run("compare base other");
-  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.code, 5) << "not comparable is exit 5, apart from bad usage (2)";
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("incomparable"), std::string::npos);
   EXPECT_NE(r.err.find("cpu_model"), std::string::npos);
   auto across = Run("compare base other --across-hardware --format json");

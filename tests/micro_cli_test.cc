@@ -187,7 +187,7 @@ namespace {
 // perfbench profile: one Chrome trace per variant, with the steps scoped as
 // Holistic Trace Analysis expects and the ops inside them; paths stored.
 TEST_F(Micro, ProfileWritesKinetoTracesWithStepsAndOps) {
-  auto r = Run("profile --suite amp --quick --filter 'mlp/precision:fp32' --steps 3 --out traces");
+  auto r = Run("profile --suite amp --quick --filter 'mlp/precision:fp32' --steps 3 --output traces");
   ASSERT_EQ(r.code, 0) << r.err;
   const fs::path trace = dir_ / "traces" / "amp_mlp_precision-fp32_size-quick.json";
   ASSERT_TRUE(fs::exists(trace)) << r.out;

@@ -12,6 +12,7 @@ enum ExitCode : int {
   kExitUsage = 2,         // bad flag or value, unknown suite/run, unusable database, bad input file
   kExitInconclusive = 3,  // compare/gate: a decision was required and the data could not give one
   kExitRuntime = 4,       // a workload failed at run time (the rest recorded), or the store failed
+  kExitIncomparable = 5,  // compare/gate/ab/procure/baseline: runs of other hardware or conditions
 };
 
 // argv without the program name is args; returns the process exit code.

@@ -72,6 +72,7 @@ po::options_description AbOptions() {
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive")
       ("baseline", po::value<std::string>()->value_name("label:NAME"), "learn noise floors from NAME's rolling window")
       ("last", po::value<int>()->value_name("N"), "--baseline label:NAME: its last N usable runs (default 20)");
+  AddWideOption(desc);
   AddDbOption(desc);
   return desc;
 }

@@ -63,6 +63,7 @@ po::options_description AdviseOptions() {
   AddMeasureOptions(desc, false);
   AddDistributedOptions(desc);
   AddDataDirOption(desc);
+  AddWideOption(desc);
   AddDbOption(desc);
   return desc;
 }

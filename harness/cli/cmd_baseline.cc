@@ -71,12 +71,12 @@ void CheckUsable(const RunRecord& run) {
 // the same quick, threads and device settings.
 void CheckPoolable(const RunRecord& first, const RunRecord& run) {
   if (run.profile_key != first.profile_key)
-    throw UsageError("runs " + std::to_string(first.id) + " and " + std::to_string(run.id) +
-                     " are on different hardware; a baseline pools runs of one machine");
+    throw IncomparableError("runs " + std::to_string(first.id) + " and " + std::to_string(run.id) +
+                            " are on different hardware; a baseline pools runs of one machine");
   for (const char* k : {"quick", "threads", "device"})
     if (run.settings.value(k, nlohmann::json()) != first.settings.value(k, nlohmann::json()))
-      throw UsageError("runs " + std::to_string(first.id) + " and " + std::to_string(run.id) + " differ in " + k +
-                       "; a baseline pools runs measured the same way");
+      throw IncomparableError("runs " + std::to_string(first.id) + " and " + std::to_string(run.id) + " differ in " +
+                              k + "; a baseline pools runs measured the same way");
 }
 
 // Runs by id, label (all its runs) or `latest`.
@@ -149,7 +149,7 @@ int Accept(const Args& a) {
 }
 
 int List(const Args& a) {
-  auto store = OpenStore(a.vm, Store::Mode::kExisting);
+  auto store = OpenStore(a.vm, Store::Mode::kReadOnly);
   TextTable t({"name", "runs", "label", "set at (UTC)", "newest run started", "results", "profile"});
   for (const auto& b : store->ListBaselines()) {
     const RunRecord r = store->GetRun(b.run_ids.back());
@@ -162,7 +162,7 @@ int List(const Args& a) {
 
 int Show(const Args& a) {
   const std::string format = CheckChoice("--format", a.vm["format"].as<std::string>(), {"table", "json"});
-  auto store = OpenStore(a.vm, Store::Mode::kExisting);
+  auto store = OpenStore(a.vm, Store::Mode::kReadOnly);
   const BaselineRecord b = GetOrThrow(*store, a.Get("arg1", "NAME"));
   const auto runs = BaselineRuns(*store, b);
   if (format == "json") {
@@ -185,7 +185,7 @@ int Export(const Args& a) {
   std::vector<std::string> rest = a.vm.count("more") ? a.vm["more"].as<std::vector<std::string>>() : std::vector<std::string>{};
   if (rest.size() != 1) throw UsageError("baseline export: expected NAME FILE");
   const std::string file = rest.front();
-  auto store = OpenStore(a.vm, Store::Mode::kExisting);
+  auto store = OpenStore(a.vm, Store::Mode::kReadOnly);
   const BaselineRecord b = GetOrThrow(*store, name);
   const std::string text = BaselineToJson(b, BaselineRuns(*store, b)).dump(2) + "\n";
   WriteAtomically(file, text, "FILE");
@@ -227,6 +227,7 @@ int BaselineCmd(const std::vector<std::string>& args) {
       ("more", po::value<std::vector<std::string>>(), "")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "show: table | json")
       ("name", po::value<std::string>()->value_name("NAME"), "import: name to give (default: the file's)");
+  AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"action", "arg1", "...more"}, vm, kUsage)) return kExitOk;

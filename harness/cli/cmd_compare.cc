@@ -35,8 +35,9 @@ constexpr const char* kCompareUsage =
     "A and B are, looked up in this order: a JSON file (a path ending in .json or holding a\n"
     "'/': baseline export, show JSON or Google Benchmark JSON), a baseline name, a label (a\n"
     "label naming several runs pools their samples), a run id, or `latest`. Exit 0 no\n"
-    "regression, 1 regression, 2 bad input or runs on different hardware, 3 inconclusive\n"
-    "with --strict (or too few runs for label:NAME).";
+    "regression, 1 regression, 2 bad input, 3 inconclusive with --strict (or too few runs\n"
+    "for label:NAME), 5 runs of other hardware or conditions (unless --across-hardware).\n"
+    "The table ends with one line per judged workload: its headline metric and verdict.";
 
 }  // namespace
 
@@ -53,6 +54,7 @@ int CompareCmd(const std::vector<std::string>& args) {
       ("only-changed", po::bool_switch(), "leave unchanged metrics out of the report")
       ("across-hardware", po::bool_switch(), "compare runs on different hardware: ratios and intervals, no pass/fail")
       ("strict", po::bool_switch(), "exit 3 when any metric is inconclusive or missing (a decision is required)");
+  AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"baseline", "candidate"}, vm,
@@ -66,7 +68,7 @@ kCompareUsage))
   std::unique_ptr<Store> store;
   if (!LooksLikeFile(vm["baseline"].as<std::string>()) || !LooksLikeFile(vm["candidate"].as<std::string>()) ||
       gate::RollingLabel(vm["baseline"].as<std::string>()))
-    store = OpenStore(vm, Store::Mode::kExisting);
+    store = OpenStore(vm, Store::Mode::kReadOnly);
   const RunData b = LoadRunData(store.get(), vm["candidate"].as<std::string>(), "candidate");
   const RunData a = LoadBaselineRef(store.get(), vm["baseline"].as<std::string>(),
                                     vm.count("last") ? vm["last"].as<int>() : 0, b, policy);

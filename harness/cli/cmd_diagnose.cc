@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include <algorithm>
+
 #include "cli.h"
 #include "common.h"
 #include "diagnose.h"
@@ -84,12 +86,17 @@ int DiagnoseCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("format", po::value<std::string>()->default_value("table")->value_name("F"),
                      "table | markdown | json");
+  AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   std::vector<std::string> rest;
   if (!ParsePassThrough(args, desc, vm, &rest, kUsage)) return kExitOk;
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json"});
   std::string ref = "latest";
+  const auto positional = std::find_if(rest.begin(), rest.end(), [](const std::string& a) { return a.rfind("-", 0) != 0; });
+  if (positional == rest.begin() && rest.size() > 1)  // RUN and run options: which did the user mean?
+    throw UsageError("diagnose RUN reads a stored run and takes no run options (" + rest[1] +
+                     "); without RUN, run options (--suite, --filter, --quick...) measure first, then diagnose");
   if (rest.size() == 1 && rest[0].rfind("--", 0) != 0) {
     ref = rest[0];
   } else if (!rest.empty()) {
@@ -99,7 +106,7 @@ int DiagnoseCmd(const std::vector<std::string>& args) {
     const int code = RunCmd(run);
     if (code != kExitOk && code != kExitRuntime) return code;  // a failed variant is evidence too
   }
-  auto store = OpenStore(vm, Store::Mode::kExisting);
+  auto store = OpenStore(vm, Store::Mode::kReadOnly);
   const auto ds = DiagnoseRun(*store, ref == "latest" ? LatestMeasured(*store) : ResolveRunOrThrow(*store, ref));
   if (format == "json") {
     std::cout << DiagnosisJson(ds).dump(2) << "\n";

@@ -47,9 +47,16 @@ constexpr const char* kUsage =
     "--plan prints the plan and exits. Every verdict states its detectable effect; a pass\n"
     "that cannot resolve the policy's mde says so, and --require-mde makes that exit 3.\n"
     "Limits are the policy's, raised to each metric's noise floor learned from earlier runs.\n"
-    "Exit 0 pass, 1 regression, 2 bad input / missing baseline / different hardware,\n"
-    "3 inconclusive, missing, too few runs for a rolling baseline, or (--require-mde) a pass\n"
-    "that cannot resolve its mde, 4 a workload failed to run.";
+    "Exit 0 pass, 1 regression, 2 bad input / missing baseline, 3 inconclusive, missing, too\n"
+    "few runs for a rolling baseline, or (--require-mde) a pass that cannot resolve its mde,\n"
+    "4 a workload failed to run, 5 this machine is other hardware than the baseline's.\n\n"
+    "What to run comes from the baseline: its variants, --quick, --suite, --filter, --param\n"
+    "and the ddp launch are the recorded ones and are not options here; the options below\n"
+    "override how they are measured.";
+
+constexpr const char* kFromBaseline[] = {"quick", "suite", "filter", "param", "world-sizes", "comm-timeout",
+                                          "no-control", "nnodes", "node-rank", "nproc-per-node", "master-addr",
+                                          "master-port"};
 
 po::options_description GateOptions() {
   po::options_description desc("options");
@@ -78,8 +85,20 @@ po::options_description GateOptions() {
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
   AddMeasureOptions(desc, true);
   AddDataDirOption(desc);
+  AddWideOption(desc);
   AddDbOption(desc);
+  // run's selection options, recognised only to say where they come from.
+  for (const char* name : kFromBaseline) desc.add_options()(name, po::value<std::vector<std::string>>()->multitoken()->zero_tokens(), "");
   return desc;
+}
+
+// A run option a gate takes from its baseline: one line saying so.
+void RefuseSelection(const po::variables_map& vm) {
+  for (const char* name : kFromBaseline)
+    if (vm.count(name))
+      throw UsageError(std::string("--") + name + " is not a gate option: a gate runs what its baseline recorded "
+                       "(variants, --quick, --suite, --filter, --param, the ddp launch); it takes --repetitions, "
+                       "--warmup, --threads, --device, --seed, --timeout, --data-dir and --processes");
 }
 
 std::string VariantKeyOf(const VariantRef& v) { return VariantKey(v.workload->info.suite, v.workload->info.name, v.params); }
@@ -258,6 +277,7 @@ int GateCmd(const std::vector<std::string>& args) {
   const po::options_description desc = GateOptions();
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
+  RefuseSelection(vm);
   if (!vm.count("baseline")) throw UsageError("missing --baseline REF (a gate without a baseline never passes)");
   const std::string format =
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit", "none"});

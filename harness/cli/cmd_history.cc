@@ -51,6 +51,7 @@ po::options_description HistoryOptions() {
        "fewest runs on each side of a change point")
       ("fail-on-change", po::bool_switch(), "exit 1 when a change point is a regression")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
+  AddWideOption(desc);
   AddDbOption(desc);
   return desc;
 }
@@ -138,7 +139,7 @@ int HistoryCmd(const std::vector<std::string>& args) {
   if (vm.count("filter")) sel.filter = vm["filter"].as<std::string>();
   if (vm.count("metric")) sel.metric = vm["metric"].as<std::string>();
   const std::string label = LabelOf(vm);
-  auto store = OpenStore(vm, Store::Mode::kExisting);
+  auto store = OpenStore(vm, Store::Mode::kReadOnly);
   const auto runs = SelectRuns(*store, vm, label);
   std::vector<HistorySeries> series;
   try {

@@ -17,32 +17,39 @@ int ListCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("suite", po::value<std::vector<std::string>>()->composing()->value_name("S[,S]"),
                      "only these suites (hidden self-test suites are listed when named)")
+      ("filter", po::value<std::string>()->value_name("REGEX"),
+       "only variants whose full name (suite/workload/k:v/...) matches, as run --filter")
       ("quick", po::bool_switch(), "list the --quick variants")
       ("device", po::value<std::string>()->default_value("auto")->value_name("D"),
        "judge skips for auto | cpu | cuda");
+  AddWideOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm,
-             "usage: perfbench list [--suite S[,S]] [--quick] [--device auto|cpu|cuda]\n\n"
-             "Lists every workload variant with its metrics, and why a variant would be skipped here."))
+             "usage: perfbench list [--suite S[,S]] [--filter REGEX] [--quick] [--device auto|cpu|cuda] [--wide]\n\n"
+             "Lists every workload variant, and why a variant would be skipped here; --wide adds its metrics."))
     return kExitOk;
   const std::string device = CheckChoice("--device", vm["device"].as<std::string>(), {"auto", "cpu", "cuda"});
   DeviceBackend& backend = GetDeviceBackend();
   const std::string dev = device == "auto" ? (backend.CudaAvailable() ? "cuda" : "cpu") : device;
   RunSettings sel = RunSettings::Defaults(vm["quick"].as<bool>());
   if (vm.count("suite")) sel.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
+  if (vm.count("filter")) sel.filter = vm["filter"].as<std::string>();
   std::vector<VariantRef> variants;
   try {
     variants = SelectVariants(sel);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }
-  TextTable t({"variant", "metrics", "here (" + dev + ")"});
+  const bool wide = vm["wide"].as<bool>();
+  TextTable t(wide ? std::vector<std::string>{"variant", "here (" + dev + ")", "metrics"}
+                   : std::vector<std::string>{"variant", "here (" + dev + ")"});
   for (const auto& v : variants) {
-    const auto& info = v.workload->info;
     std::string metrics;
-    for (const auto& m : info.metrics) metrics += (metrics.empty() ? "" : ",") + m.name;
+    for (const auto& m : v.workload->info.metrics) metrics += (metrics.empty() ? "" : ",") + m.name;
     const std::string why = SkipReason(v, dev);
-    t.AddRow({v.FullName(), metrics, why.empty() ? "runs" : "skipped: " + why});
+    std::vector<std::string> row{v.FullName(), why.empty() ? "runs" : "skipped: " + why};
+    if (wide) row.push_back(metrics);
+    t.AddRow(std::move(row));
   }
   t.Print(std::cout);
   return kExitOk;
@@ -51,9 +58,10 @@ int ListCmd(const std::vector<std::string>& args) {
 int EnvCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
+  AddWideOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm,
-             "usage: perfbench env [--format table|json]\n\n"
+             "usage: perfbench env [--format table|json] [--wide]\n\n"
              "Prints the fingerprint stored with every run, and its hardware profile key."))
     return kExitOk;
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});
@@ -73,17 +81,23 @@ int EnvCmd(const std::vector<std::string>& args) {
 int RunsCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("limit", po::value<int>()->default_value(20)->value_name("N"), "newest N runs (0: all)")
+      ("label", po::value<std::string>()->value_name("L"), "only runs labelled L")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
+  AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
-  if (!Parse(args, desc, {}, vm, "usage: perfbench runs [--db PATH] [--limit N] [--format table|json]\n\n"
+  if (!Parse(args, desc, {}, vm, "usage: perfbench runs [--label L] [--limit N] [--format table|json] [--db PATH]\n\n"
                                  "Lists recorded runs, newest first."))
     return kExitOk;
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});
   const int limit = vm["limit"].as<int>();
   if (limit < 0) throw UsageError("--limit must not be negative");
-  auto store = OpenStore(vm, Store::Mode::kExisting);
-  const auto runs = store->ListRuns(limit == 0 ? -1 : limit);
+  auto store = OpenStore(vm, Store::Mode::kReadOnly);
+  std::vector<RunRecord> runs = store->ListRuns(vm.count("label") ? -1 : limit == 0 ? -1 : limit);
+  if (vm.count("label")) {
+    std::erase_if(runs, [&](const RunRecord& r) { return r.label != vm["label"].as<std::string>(); });
+    if (limit > 0 && std::ssize(runs) > limit) runs.resize(static_cast<size_t>(limit));
+  }
   if (format == "json") {
     nlohmann::ordered_json arr = nlohmann::ordered_json::array();
     for (const auto& r : runs)
@@ -108,6 +122,7 @@ int ShowCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("run", po::value<std::string>()->value_name("RUN"), "run id, label (newest run) or latest")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
+  AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"run"}, vm,
@@ -117,7 +132,7 @@ int ShowCmd(const std::vector<std::string>& args) {
     return kExitOk;
   if (!vm.count("run")) throw UsageError("missing RUN (an id, a label or latest)");
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});
-  auto store = OpenStore(vm, Store::Mode::kExisting);
+  auto store = OpenStore(vm, Store::Mode::kReadOnly);
   const int64_t id = ResolveRunOrThrow(*store, vm["run"].as<std::string>());
   const auto run = store->GetRun(id);
   const auto results = store->GetResults(id);

@@ -113,6 +113,7 @@ int PeakCmd(const std::vector<std::string>& args) {
       ("device", po::value<std::string>()->value_name("D"), "auto | cpu | cuda (default auto)")
       ("threads", po::value<int>()->value_name("N"), "intra-op threads, 0: the library default")
       ("show", po::bool_switch(), "print this machine's stored peaks, measure nothing");
+  AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
@@ -136,7 +137,7 @@ int PeakCmd(const std::vector<std::string>& args) {
   std::string device = vm.count("device") ? vm["device"].as<std::string>() : "auto";
   if (device == "auto") device = GetDeviceBackend().CudaAvailable() ? "cuda" : "cpu";
   here.settings = {{"device", device}, {"threads", vm.count("threads") ? vm["threads"].as<int>() : 0}};
-  auto store = OpenStore(vm, Store::Mode::kExisting);
+  auto store = OpenStore(vm, Store::Mode::kReadOnly);
   if (!PrintAchievable(*store, here, std::cout))
     throw UsageError("no peak stored for this machine (" + device + ") in " + store->path() + ": run `perfbench peak`");
   return code;

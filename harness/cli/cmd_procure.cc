@@ -52,10 +52,11 @@ std::map<std::string, double> PerRun(const po::variables_map& vm, const char* fl
 int ProcureCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("runs", po::value<std::vector<std::string>>()->value_name("RUN"), "runs, one per machine")
-      ("price", po::value<std::vector<std::string>>()->composing()->value_name("RUN=USD"), "USD per hour of RUN's machine")
-      ("power", po::value<std::vector<std::string>>()->composing()->value_name("RUN=W"),
+      ("price", po::value<std::vector<std::string>>()->composing()->value_name("RUN=USD_PER_HOUR"), "USD per hour of RUN's machine")
+      ("power", po::value<std::vector<std::string>>()->composing()->value_name("RUN=WATTS"),
        "watts of RUN's machine (when the run measured no energy)")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | markdown | json");
+  AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"...runs"}, vm, kUsage)) return kExitOk;
@@ -65,7 +66,7 @@ int ProcureCmd(const std::vector<std::string>& args) {
   const auto prices = PerRun(vm, "price", refs), powers = PerRun(vm, "power", refs);
   std::unique_ptr<Store> store;
   if (std::any_of(refs.begin(), refs.end(), [](const std::string& r) { return !LooksLikeFile(r); }))
-    store = OpenStore(vm, Store::Mode::kExisting);
+    store = OpenStore(vm, Store::Mode::kReadOnly);
   std::vector<Machine> machines;
   for (const auto& ref : refs) {
     Machine m{ref, LoadRunData(store.get(), ref, "machine"), 0, 0};

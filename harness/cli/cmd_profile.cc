@@ -14,7 +14,7 @@ namespace perfbench::cli {
 namespace {
 
 constexpr const char* kUsage =
-    "usage: perfbench profile --out DIR [--steps N] [--suite S[,S]] [--filter REGEX] [--quick]\n"
+    "usage: perfbench profile --output DIR [--steps N] [--suite S[,S]] [--filter REGEX] [--quick]\n"
     "                         [--device D] [--threads N] [--warmup N] [--param K=V[,V]] [--db PATH]\n\n"
     "Records --steps steps (default 5) of each selected variant, after its warm-up, with\n"
     "LibTorch's Kineto profiler (CPU activity; CUDA activity on a GPU; FLOP counts and input\n"
@@ -26,7 +26,8 @@ constexpr const char* kUsage =
 
 po::options_description ProfileOptions() {
   po::options_description desc("options");
-  desc.add_options()("out", po::value<std::string>()->value_name("DIR"), "directory for the traces (created)")
+  desc.add_options()("output", po::value<std::string>()->value_name("DIR"), "directory for the traces (created)")
+      ("out", po::value<std::string>()->value_name("DIR"), "")  // the earlier spelling, not shown
       ("steps", po::value<int>()->default_value(5)->value_name("N"), "profiled steps per variant")
       ("suite", po::value<std::vector<std::string>>()->composing()->value_name("S[,S]"), "suites to profile")
       ("filter", po::value<std::string>()->value_name("REGEX"), "only variants whose full name matches")
@@ -60,15 +61,15 @@ int ProfileCmd(const std::vector<std::string>& args) {
   const po::options_description desc = ProfileOptions();
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
-  if (!vm.count("out")) throw UsageError("missing --out DIR (where the traces go)");
+  if (!vm.count("output") && !vm.count("out")) throw UsageError("missing --output DIR (where the traces go)");
   const int steps = vm["steps"].as<int>();
   if (steps < 1 || steps > 1000) throw UsageError("--steps must be in [1, 1000]");
   DeviceBackend& backend = GetDeviceBackend();
   RunSettings s = SelectionSettings(vm, backend);
   s.control = false;
   const std::vector<VariantRef> variants = SelectOrThrow(vm, &s);
-  std::string dir = vm["out"].as<std::string>();
-  if (const std::string err = posix::MakeDirs(dir); !err.empty()) throw UsageError("--out " + dir + ": " + err);
+  std::string dir = vm[vm.count("output") ? "output" : "out"].as<std::string>();
+  if (const std::string err = posix::MakeDirs(dir); !err.empty()) throw UsageError("--output " + dir + ": " + err);
   if (char* abs = realpath(dir.c_str(), nullptr)) {  // stored paths must not depend on the working directory
     dir = abs;
     free(abs);

@@ -97,7 +97,7 @@ int ReportCmd(const std::vector<std::string>& args) {
   } catch (const std::runtime_error& e) {
     throw UsageError(e.what());
   }
-  auto store = OpenStore(vm, Store::Mode::kExisting);
+  auto store = OpenStore(vm, Store::Mode::kReadOnly);
   ReportInput in;
   in.title = vm["title"].as<std::string>();
   in.runs = SelectRuns(*store, vm);

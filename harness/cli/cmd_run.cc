@@ -60,6 +60,7 @@ po::options_description RunOptions() {
   AddDataDirOption(desc);
   desc.add_options()("format", po::value<std::string>()->default_value("table")->value_name("F"),
                      "what to print on stdout: table | json | none");
+  AddWideOption(desc);
   AddDbOption(desc);
   return desc;
 }

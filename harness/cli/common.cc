@@ -1,5 +1,8 @@
 #include "common.h"
 
+#include "help.h"
+#include "report/format.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,18 +13,23 @@ namespace perfbench::cli {
 
 namespace {
 
+void ApplyWide(const po::variables_map& vm) {
+  if (vm.count("wide") && vm["wide"].as<bool>()) SetMaxTableWidth(0);
+}
+
 bool ParseWith(const std::vector<std::string>& args, const po::options_description& desc,
                const po::positional_options_description& positional, po::variables_map& vm,
-               const std::string& usage) {
+               const std::string& usage, const std::vector<std::string>& hidden) {
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << usage << "\n\n" << desc << "\n";
+      PrintCommandHelp(std::cout, usage, desc, hidden);
       return false;
     }
   }
   try {
     po::store(po::command_line_parser(args).options(desc).positional(positional).run(), vm);
     po::notify(vm);
+    ApplyWide(vm);
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }
@@ -33,20 +41,20 @@ bool ParseWith(const std::vector<std::string>& args, const po::options_descripti
 bool Parse(const std::vector<std::string>& args, const po::options_description& desc,
            const std::vector<std::string>& positional, po::variables_map& vm, const std::string& usage) {
   po::positional_options_description pos;
+  std::vector<std::string> hidden;
   for (const auto& name : positional) {
-    if (name.rfind("...", 0) == 0)
-      pos.add(name.c_str() + 3, -1);  // "...NAME": every further positional argument
-    else
-      pos.add(name.c_str(), 1);
+    const bool rest = name.rfind("...", 0) == 0;  // "...NAME": every further positional argument
+    hidden.push_back(rest ? name.substr(3) : name);
+    pos.add(hidden.back().c_str(), rest ? -1 : 1);
   }
-  return ParseWith(args, desc, pos, vm, usage);
+  return ParseWith(args, desc, pos, vm, usage, hidden);
 }
 
 bool ParsePassThrough(const std::vector<std::string>& args, const po::options_description& desc,
                       po::variables_map& vm, std::vector<std::string>* rest, const std::string& usage) {
   for (const auto& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << usage << "\n\n" << desc << "\n";
+      PrintCommandHelp(std::cout, usage, desc, {});
       return false;
     }
   }
@@ -54,11 +62,16 @@ bool ParsePassThrough(const std::vector<std::string>& args, const po::options_de
     const auto parsed = po::command_line_parser(args).options(desc).allow_unregistered().run();
     po::store(parsed, vm);
     po::notify(vm);
+    ApplyWide(vm);
     *rest = po::collect_unrecognized(parsed.options, po::include_positional);
   } catch (const po::error& e) {
     throw UsageError(e.what());
   }
   return true;
+}
+
+void AddWideOption(po::options_description& desc) {
+  desc.add_options()("wide", po::bool_switch(), "tables at full width (default: within 120 columns, long cells cut with …)");
 }
 
 void AddDbOption(po::options_description& desc) {

@@ -45,6 +45,8 @@ bool Parse(const std::vector<std::string>& args, const po::options_description& 
 bool ParsePassThrough(const std::vector<std::string>& args, const po::options_description& desc,
                       po::variables_map& vm, std::vector<std::string>* rest, const std::string& usage);
 
+// Adds --wide (tables at full width) to `desc`; Parse applies it.
+void AddWideOption(po::options_description& desc);
 // Adds --db to `desc`.
 void AddDbOption(po::options_description& desc);
 // --db, else $PERFBENCH_DB, else ./perfbench.db.

@@ -3,6 +3,7 @@
 
 #include "cli.h"
 #include "common.h"
+#include "compare/compare.h"
 #include "perfbench/workload.h"
 #include "perfbench_version.h"
 
@@ -69,9 +70,11 @@ void PrintHelp(std::ostream& out) {
          "     unreadable or foreign database file (nothing is changed on disk)\n"
          "  3  compare/gate: inconclusive where a decision was required\n"
          "  4  run-time failure: a workload failed (the others were recorded), or the store failed\n"
+         "  5  not comparable: runs of other hardware or conditions (compare, gate, ab, procure, baseline)\n"
          "\nenvironment:\n"
          "  PERFBENCH_DB      database file when --db is not given (default ./perfbench.db)\n"
-         "  PERFBENCH_POLICY  verdict policy file when --policy is not given\n";
+         "  PERFBENCH_POLICY  verdict policy file when --policy is not given\n"
+         "  (and each command's own: perfbench <command> --help)\n";
 }
 
 }  // namespace
@@ -114,6 +117,9 @@ int Main(int argc, char** argv) {
     } catch (const StoreInputError& e) {
       std::cerr << "perfbench " << cmd << ": " << e.what() << "\n";
       return kExitUsage;
+    } catch (const IncomparableError& e) {
+      std::cerr << "perfbench " << cmd << ": " << e.what() << "\n";
+      return kExitIncomparable;
     } catch (const std::exception& e) {
       std::cerr << "perfbench " << cmd << ": error: " << e.what() << "\n";
       return kExitRuntime;

@@ -155,7 +155,7 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
   for (int64_t id : ids) {
     const RunRecord r = store->GetRun(id);
     if (r.profile_key != d.run.profile_key)
-      throw UsageError(std::string(role) + " label '" + ref + "' names runs on different hardware (runs " +
+      throw IncomparableError(std::string(role) + " label '" + ref + "' names runs on different hardware (runs " +
                        std::to_string(ids.front()) + " and " + std::to_string(id) + "); compare run ids");
     auto res = store->GetResults(id);
     d.results.insert(d.results.end(), res.begin(), res.end());

@@ -247,7 +247,7 @@ void Differences(const RunData& a, const RunData& b, Comparison& c) {
   if (!c.hardware.empty() && !c.across_hardware) {
     std::string fields;
     for (const auto& d : c.hardware) fields += (fields.empty() ? "" : "; ") + d.field + ": " + d.baseline + " vs " + d.candidate;
-    throw std::invalid_argument("incomparable: the runs are on different hardware (" + fields +
+    throw IncomparableError("incomparable: the runs are on different hardware (" + fields +
                                 "); use --across-hardware for a ratio-only comparison");
   }
   for (const auto& f : SoftwareFields()) {

@@ -64,6 +64,7 @@
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,6 +75,14 @@
 #include "store/store.h"
 
 namespace perfbench {
+
+// Two runs that cannot be compared: other hardware (without
+// --across-hardware), or a baseline that pools runs of several machines or
+// conditions. The CLI's exit code 5, apart from bad usage (2).
+class IncomparableError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // A metric's verdict, declared in the order summaries list them. The names
 // ("regression", ...) are part of the JSON and exit-code contract.
@@ -194,6 +203,11 @@ std::string DetectableHeadline(const Comparison& c, const std::string& who);
 // "pass, but cannot resolve 12.0% (throughput of amp/mlp/...; policy mde
 // 10%)" when a pass has unresolved metrics; "" otherwise.
 std::string UnresolvedNote(const Comparison& c);
+// One line per judged workload variant, in report order: "amp/mlp fp32/quick:
+// throughput 1.23x [1.19, 1.27] slower: regression". The headline metric is
+// its throughput (else step time, else its first judged metric); the verdict
+// is the variant's worst, naming the metric when it is not the headline.
+std::vector<std::string> WorkloadSummaries(const Comparison& c);
 
 // Fewest earlier runs a noise floor is learned from, and most used.
 inline constexpr size_t kMinHistoryRuns = 5, kMaxHistoryRuns = 30;

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <tuple>
 #include <sstream>
 
 #include "compare/compare.h"
@@ -102,6 +104,58 @@ std::string UnresolvedNote(const Comparison& c) {
                      worst->absolute ? fmt::format("{:.3g}", worst->policy_mde) : fmt::format("{:.1f}%", 100 * worst->policy_mde));
 }
 
+namespace {
+
+// "1.23x [1.19, 1.27] slower" for a ratio metric; "+0.012 [-0.01, 0.03]" for an absolute one.
+std::string ChangeText(const MetricVerdict& m) {
+  if (m.absolute) return fmt::format("{:+.3g} [{:.3g}, {:.3g}]", m.difference, m.ci_low, m.ci_high);
+  if (!(m.ratio > 0)) return FormatValue(m.candidate_median, m.unit);
+  // How many times slower (worse) or faster (better): always >= 1.
+  const bool worse = m.higher_is_better ? m.ratio < 1 : m.ratio > 1;
+  const bool invert = m.ratio < 1;
+  const double f = invert ? 1 / m.ratio : m.ratio;
+  double lo = m.ci_low, hi = m.ci_high;
+  if (invert) std::tie(lo, hi) = std::pair(hi > 0 ? 1 / hi : 0.0, lo > 0 ? 1 / lo : 0.0);
+  const bool time_like = m.metric.find("time") != std::string::npos || m.metric.find("throughput") != std::string::npos;
+  const char* word = time_like ? (worse ? "slower" : "faster") : (worse ? "worse" : "better");
+  return fmt::format("{:.2f}x [{:.2f}, {:.2f}] {}", f, lo, hi, word);
+}
+
+const MetricVerdict* Headline(const std::vector<const MetricVerdict*>& ms) {
+  for (const char* pattern : {"throughput*", "step_time*", "time*", "*"})
+    for (const auto* m : ms)
+      if (fnmatch(pattern, m->metric.c_str(), 0) == 0) return m;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> WorkloadSummaries(const Comparison& c) {
+  std::vector<std::string> keys;
+  std::map<std::string, std::vector<const MetricVerdict*>> by;
+  for (const auto& m : c.metrics) {
+    if (!Judged(m)) continue;
+    const std::string key = m.suite + "/" + m.workload + "\t" + m.params.Encode();
+    if (by[key].empty()) keys.push_back(key);
+    by[key].push_back(&m);
+  }
+  std::vector<std::string> out;
+  for (const auto& key : keys) {
+    const auto& ms = by[key];
+    const MetricVerdict* head = Headline(ms);
+    const MetricVerdict* worst = *std::min_element(ms.begin(), ms.end(), [](const auto* x, const auto* y) {
+      return SeverityRank(x->verdict) < SeverityRank(y->verdict);
+    });
+    if (SeverityRank(worst->verdict) >= SeverityRank(head->verdict)) worst = head;
+    std::string values;
+    for (const auto& [k, v] : head->params.items()) values += (values.empty() ? "" : "/") + v;
+    out.push_back(fmt::format("{}/{}{}{}: {} {}: {}{}", head->suite, head->workload, values.empty() ? "" : " ", values,
+                              head->metric, ChangeText(*head), ToString(worst->verdict),
+                              worst == head ? "" : " (" + worst->metric + ")"));
+  }
+  return out;
+}
+
 std::string MdCell(const std::string& s) {
   std::string o;
   for (char ch : s) {
@@ -165,6 +219,10 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
   o << "\n" << Summary(c) << "\n";
   if (const std::string h = DetectableHeadline(c, "this comparison"); !h.empty()) o << h << "\n";
   if (const std::string u = UnresolvedNote(c); !u.empty()) o << u << "\n";
+  if (const auto lines = WorkloadSummaries(c); !lines.empty()) {
+    o << "\n";
+    for (const auto& line : lines) o << line << "\n";
+  }
   return o.str();
 }
 
@@ -175,6 +233,8 @@ std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunD
   if (const std::string h = DetectableHeadline(c, "This comparison"); !h.empty()) o << h << ".\n\n";
   if (const std::string u = UnresolvedNote(c); !u.empty()) o << "**" << MdCell(u) << "**\n\n";
   for (const auto& change : c.machine_changes) o << "**" << MdCell(change) << "**\n\n";
+  for (const auto& line : WorkloadSummaries(c)) o << "- " << MdCell(line) << "\n";
+  if (!c.metrics.empty()) o << "\n";
   if (!c.software.empty() || !c.hardware.empty()) {
     o << "| differs | baseline | candidate |\n|---|---|---|\n";
     for (const auto* list : {&c.hardware, &c.software})

@@ -44,24 +44,88 @@ std::string FormatValue(double value, const std::string& unit) {
 }
 
 namespace {
-// Display columns of UTF-8 text: every byte that does not continue a character.
-size_t Columns(const std::string& s) {
-  return static_cast<size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (c & 0xC0) != 0x80; }));
+size_t g_max_table_width = kDefaultTableWidth;
+
+// The byte after an ANSI escape sequence starting at s[i] ("\x1b[...m").
+size_t SkipEscape(const std::string& s, size_t i) {
+  size_t j = i + 1;
+  if (j < s.size() && s[j] == '[') ++j;
+  while (j < s.size() && !(s[j] >= '@' && s[j] <= '~')) ++j;
+  return std::min(j + 1, s.size());
+}
+
+// Shrinks the widest columns until the row fits `limit` (2 spaces between
+// columns), never a column below 6.
+void FitWidths(std::vector<size_t>& width, size_t limit) {
+  constexpr size_t kMin = 6;
+  auto total = [&] {
+    size_t t = 0;
+    for (size_t w : width) t += w + 2;
+    return t > 2 ? t - 2 : 0;
+  };
+  while (limit > 0 && total() > limit) {
+    auto widest = std::max_element(width.begin(), width.end());
+    if (*widest <= kMin) return;
+    size_t second = kMin;
+    for (auto it = width.begin(); it != width.end(); ++it)
+      if (it != widest) second = std::max(second, std::min(*it, *widest));
+    const size_t cut = std::max<size_t>(1, std::min(total() - limit, *widest - second));
+    *widest -= std::min(cut, *widest - kMin);
+  }
 }
 }  // namespace
+
+void SetMaxTableWidth(size_t columns) { g_max_table_width = columns; }
+size_t MaxTableWidth() { return g_max_table_width; }
+
+size_t DisplayColumns(const std::string& s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\x1b') {
+      i = SkipEscape(s, i);
+      continue;
+    }
+    if ((s[i] & 0xC0) != 0x80) ++n;
+    ++i;
+  }
+  return n;
+}
+
+std::string FitColumns(const std::string& s, size_t columns) {
+  if (DisplayColumns(s) <= columns) return s;
+  std::string out;
+  size_t n = 0;
+  bool escaped = false;
+  for (size_t i = 0; i < s.size();) {
+    if (s[i] == '\x1b') {
+      const size_t end = SkipEscape(s, i);
+      out += s.substr(i, end - i);
+      escaped = true;
+      i = end;
+      continue;
+    }
+    const bool starts = (s[i] & 0xC0) != 0x80;
+    if (starts && n + 1 >= columns) break;  // room for "…"
+    if (starts) ++n;
+    out += s[i++];
+  }
+  return out + "…" + (escaped ? "\x1b[0m" : "");
+}
 
 void TextTable::Print(std::ostream& out) const {
   std::vector<size_t> width(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], Columns(row[i]));
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], DisplayColumns(row[i]));
   };
   widen(header_);
   for (const auto& r : rows_) widen(r);
+  FitWidths(width, g_max_table_width);
   auto line = [&](const std::vector<std::string>& row) {
     std::string s;
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
-      s += row[i];
-      if (i + 1 < row.size()) s += std::string(width[i] - Columns(row[i]) + 2, ' ');
+      const std::string cell = FitColumns(row[i], width[i]);
+      s += cell;
+      if (i + 1 < row.size()) s += std::string(width[i] - DisplayColumns(cell) + 2, ' ');
     }
     out << s << "\n";
   };

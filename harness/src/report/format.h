@@ -1,6 +1,7 @@
 // Human-readable formatting: unit-aware numbers and aligned text tables.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -15,11 +16,24 @@ std::string FormatValue(double value, const std::string& unit);
 // with " | ", runs of blanks folded to one space.
 std::string OneLine(const std::string& text);
 
+// The widest a printed table may be, in display columns (default 120; 0:
+// unlimited, as `--wide` asks). Wider tables shrink their widest columns,
+// cutting cells with "…" (JSON and --wide keep every character).
+inline constexpr size_t kDefaultTableWidth = 120;
+void SetMaxTableWidth(size_t columns);
+size_t MaxTableWidth();
+
+// Display columns of `s`: UTF-8 characters, ANSI colour sequences not counted.
+size_t DisplayColumns(const std::string& s);
+// `s` cut to at most `columns` display columns, ending "…" when cut.
+std::string FitColumns(const std::string& s, size_t columns);
+
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
   void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
-  // Columns left-aligned, two spaces apart; a rule under the header.
+  // Columns left-aligned, two spaces apart; a rule under the header; within
+  // MaxTableWidth().
   void Print(std::ostream& out) const;
   bool empty() const { return rows_.empty(); }
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <fstream>
@@ -126,6 +127,72 @@ std::string Hostname() {
   return buf;
 }
 
+// A store that writes needs its file and folder writable (WAL keeps -wal
+// and -shm files beside it); say so rather than SQLite's "unable to open".
+void CheckWritable(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  for (const std::string& p : {path, dir})
+    if (access(p.c_str(), W_OK) != 0)
+      throw StoreInputError("database '" + path + "' is read-only (" + p + ": " + std::strerror(errno) +
+                            "): the read commands can use it; writing needs a writable file and folder");
+}
+
+// A URI for sqlite3_open_v2 (SQLITE_OPEN_URI): the path percent-encoded
+// where a URI would read it otherwise.
+std::string FileUri(const std::string& path, const std::string& query) {
+  std::string uri = "file:";
+  for (const char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      uri += buf;
+    } else {
+      uri += c;
+    }
+  }
+  return uri + "?" + query;
+}
+
+sqlite3* OpenConnection(const std::string& name, int flags) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(name.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    throw StoreError(msg);
+  }
+  sqlite3_busy_timeout(db, 10000);
+  sqlite3_extended_result_codes(db, 1);
+  return db;
+}
+
+// Read-only: mode=ro reads a WAL database whose -shm it may not create only
+// when the -wal and -shm files are there; a database with no -wal file (all
+// of it in the main file) in a read-only folder opens as immutable instead.
+sqlite3* OpenReadOnly(const std::string& path) {
+  const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_URI;
+  sqlite3* db = OpenConnection(FileUri(path, "mode=ro"), flags);
+  if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr) == SQLITE_OK) return db;
+  const std::string first = sqlite3_errmsg(db);
+  sqlite3_close(db);
+  if (FileExists(path + "-wal")) throw StoreError(first);
+  return OpenConnection(FileUri(path, "immutable=1"), flags);
+}
+
+// A copy of `db` in memory (the backup API), for an in-memory schema upgrade.
+sqlite3* CopyToMemory(sqlite3* db) {
+  sqlite3* mem = OpenConnection(":memory:", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  sqlite3_backup* b = sqlite3_backup_init(mem, "main", db, "main");
+  const int rc = b ? sqlite3_backup_step(b, -1) : SQLITE_ERROR;
+  sqlite3_backup_finish(b);
+  if (rc != SQLITE_DONE) {
+    std::string msg = sqlite3_errmsg(mem);
+    sqlite3_close(mem);
+    throw StoreError("copying into memory for the schema upgrade: " + msg);
+  }
+  return mem;
+}
+
 }  // namespace
 
 std::string UtcNowIso8601() {
@@ -153,20 +220,21 @@ Params ParamsFromJson(const std::string& text) {
 std::unique_ptr<Store> Store::Open(const std::string& path, Mode mode) {
   if (path.empty()) throw StoreInputError("database path is empty");
   const bool exists = FileExists(path);
-  if (!exists && mode == Mode::kExisting)
+  if (!exists && mode != Mode::kCreate)
     throw StoreInputError("no perfbench database at '" + path + "' (run `perfbench run` first, or pass --db)");
   if (exists) CheckHeader(path);
+  if (exists && mode != Mode::kReadOnly) CheckWritable(path);
 
+  const bool read_only = mode == Mode::kReadOnly;
   sqlite3* db = nullptr;
-  int flags = SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0);
-  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
-    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
-    sqlite3_close(db);
-    throw StoreInputError("cannot open database '" + path + "': " + msg);
+  try {
+    db = read_only ? OpenReadOnly(path)
+                   : OpenConnection(path, SQLITE_OPEN_READWRITE | (mode == Mode::kCreate ? SQLITE_OPEN_CREATE : 0));
+  } catch (const StoreError& e) {
+    throw StoreInputError("cannot open database '" + path + "'" + (read_only ? " for reading" : "") + ": " +
+                          e.what());
   }
   std::unique_ptr<Store> store(new Store(db, path));
-  sqlite3_busy_timeout(db, 10000);
-  sqlite3_extended_result_codes(db, 1);
 
   int64_t app_id = 0, version = 0, tables = 0;
   try {
@@ -184,10 +252,18 @@ std::unique_ptr<Store> Store::Open(const std::string& path, Mode mode) {
                           ", newer than this perfbench (" + std::to_string(kSchemaVersion) +
                           "); upgrade perfbench");
 
+  if (read_only && fresh) throw StoreInputError("'" + path + "' is an empty database, not a perfbench one");
+  if (read_only && version < kSchemaVersion) {  // upgrade a copy in memory; the file stays as it is
+    sqlite3* mem = CopyToMemory(db);
+    sqlite3_close_v2(db);
+    store->db_ = db = mem;
+  }
   store->Exec("PRAGMA foreign_keys = ON");
-  // WAL: readers never block the writer; a crash loses at most uncommitted work.
-  PragmaInt(db, "PRAGMA journal_mode = WAL");
-  store->Exec("PRAGMA synchronous = NORMAL");
+  if (!read_only) {
+    // WAL: readers never block the writer; a crash loses at most uncommitted work.
+    PragmaInt(db, "PRAGMA journal_mode = WAL");
+    store->Exec("PRAGMA synchronous = NORMAL");
+  }
 
   if (version < kSchemaVersion) {
     const auto& steps = schema::Migrations();

@@ -34,13 +34,17 @@ class StoreError : public std::runtime_error {
 
 class Store {
  public:
-  enum class Mode { kCreate, kExisting };
+  // kReadOnly: the read commands (runs, show, compare, history, report,
+  // procure, export, diagnose RUN). Never writes the file: a read-only file,
+  // folder or mount is read as it is, and an older schema is upgraded in
+  // memory (the file's bytes do not change).
+  enum class Mode { kCreate, kExisting, kReadOnly };
   inline static constexpr int kSchemaVersion = 4;
   inline static constexpr int32_t kApplicationId = 0x50464231;  // "PFB1"
 
   // kCreate makes the file if missing; kExisting refuses a missing file.
   // Refuses files that are not perfbench databases, or newer than this build.
-  // Migrates older schemas in one transaction.
+  // Migrates older schemas in one transaction (kReadOnly: in memory).
   static std::unique_ptr<Store> Open(const std::string& path, Mode mode);
   ~Store();
   Store(const Store&) = delete;

@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""The README's recipes run as written.
+
+Every ```sh block under "## Recipes" runs, command by command, in a fresh
+folder per recipe ("### " heading) where build/perfbench is the binary under
+test. A command must exit 0; compare, gate and ab may also exit 3
+(inconclusive: what this machine's noise allows is the verdict's business,
+not the recipe's). Lines ending in a backslash continue; comments are skipped.
+
+    readme_recipes_test.py PERFBENCH_BINARY SOURCE_DIR
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN, SRC = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+VERDICT = re.compile(r"build/perfbench (compare|gate|ab)\b")
+
+
+def recipes(readme):
+    section = readme.split("\n## Recipes", 1)
+    if len(section) != 2:
+        sys.exit("FAIL: README.md has no '## Recipes' section")
+    body = section[1].split("\n## ", 1)[0]
+    out = []
+    for part in re.split(r"\n### ", body)[1:]:
+        title = part.splitlines()[0].strip()
+        blocks = re.findall(r"```sh\n(.*?)```", part, re.S)
+        out.append((title, blocks))
+    return out
+
+
+def commands(block):
+    cmds, cur = [], ""
+    for line in block.splitlines():
+        if not cur and (not line.strip() or line.lstrip().startswith("#")):
+            continue
+        cur += line.rstrip("\\").rstrip() + " " if line.endswith("\\") else line
+        if not line.endswith("\\"):
+            cmds.append(cur.strip())
+            cur = ""
+    return cmds
+
+
+def main():
+    readme = open(os.path.join(SRC, "README.md")).read()
+    found = recipes(readme)
+    if len(found) < 5:
+        sys.exit("FAIL: %d recipes in the README, 5 expected" % len(found))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PERFBENCH_")}
+    for title, blocks in found:
+        if not blocks:
+            sys.exit("FAIL: recipe '%s' has no sh block" % title)
+        with tempfile.TemporaryDirectory() as tmp:
+            os.symlink(os.path.dirname(BIN), os.path.join(tmp, "build"))
+            start = time.time()
+            for cmd in (c for b in blocks for c in commands(b)):
+                r = subprocess.run(["bash", "-o", "pipefail", "-c", cmd], cwd=tmp, env=env,
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                allowed = {0, 3} if VERDICT.search(cmd) else {0}
+                if r.returncode not in allowed:
+                    sys.exit("FAIL: recipe '%s': `%s` exited %d:\n%s" % (title, cmd, r.returncode, r.stdout[-3000:]))
+            print("recipe '%s': ok (%.0f s)" % (title, time.time() - start))
+
+
+if __name__ == "__main__":
+    main()
