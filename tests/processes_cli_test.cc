@@ -49,7 +49,7 @@ TEST_F(Processes, RunStoresEverySamplesProcessAndTheVarianceComponents) {
   auto r = Run("run --suite selftest --filter noisy --param between=0.1 --param within=0.01 --processes 4 --repetitions 8");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.err.find("process 4/4"), std::string::npos) << r.err;
-  EXPECT_NE(r.out.find("processes: within / between"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("k: within / between"), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("next time: "), std::string::npos) << r.err;
   const auto doc = Show("latest");
   EXPECT_EQ(doc["run"]["settings"]["processes"], 4);

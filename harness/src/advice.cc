@@ -160,9 +160,19 @@ std::string AdviceText(const std::vector<AdviceRow>& rows, int rounds, bool mark
     }
     return o.str();
   }
-  TextTable t(kHeader);
-  for (auto& row : Cells(rows)) t.AddRow(std::move(row));
-  t.Print(o);
+  if (MaxTableWidth() == 0) {  // --wide: every column
+    TextTable t(kHeader);
+    for (auto& row : Cells(rows)) t.AddRow(std::move(row));
+    t.Print(o);
+  } else {  // the variant and the note on a line under each row; the setting names its knob
+    TextTable t({"rank", "setting", "change [95% CI]", "gain", "verdict", "memory"});
+    size_t i = 0;
+    for (auto& row : Cells(rows)) {
+      const AdviceRow& r = rows[i++];
+      t.AddRow({row[0], row[3], row[4], row[5], row[6], row[7]}, r.variant + (r.note.empty() ? "" : ": " + OneLine(r.note)));
+    }
+    t.Print(o);
+  }
   o << "\n" << Summary(rows) << "\n" << how << "\n";
   return o.str();
 }

@@ -176,12 +176,21 @@ nlohmann::json ProcureJson(const std::vector<Machine>& machines, const std::vect
 
 namespace {
 
+// An interval bound without the unit the value beside it names ("10.1k").
+std::string Bare(double v, const std::string& unit) {
+  std::string s = FormatValue(v, unit);
+  const std::string suffix = " " + unit;
+  if (s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0)
+    s.resize(s.size() - suffix.size());
+  return s;
+}
+
 std::vector<std::string> Cells(const Machine& m, const ProcureEntry& e, const std::string& unit) {
   if (!e.present) return {"-", m.ref, m.Describe(), "not measured", "", "", "", ""};
   return {std::to_string(e.rank),
           m.ref,
           m.Describe(),
-          FormatValue(e.value, unit) + " [" + FormatValue(e.ci_low, unit) + ", " + FormatValue(e.ci_high, unit) + "]" +
+          FormatValue(e.value, unit) + " [" + Bare(e.ci_low, unit) + ", " + Bare(e.ci_high, unit) + "]" +
               (e.level == "processes" ? "" : " (within one process)"),
           e.relative > 0 ? fmt::format("{:.3g}x", e.relative) : "-",
           e.per_usd > 0 ? fmt::format("{:.4g}", e.per_usd) : "-",

@@ -202,7 +202,12 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
   }
   for (const auto& change : c.machine_changes) o << change << "\n";
   o << "\n";
-  TextTable t({"verdict", "workload", "params", "metric", "baseline", "candidate", "mde", "reason"});
+  // Within the table width, the reason of a verdict that is not "unchanged"
+  // goes on a line of its own under its row; --wide keeps the column.
+  const bool inline_reasons = MaxTableWidth() == 0;
+  std::vector<std::string> head = {"verdict", "variant", "metric", "baseline", "candidate", "mde"};
+  if (inline_reasons) head.push_back("reason");
+  TextTable t(head);
   for (const auto* m : Sorted(c, only_changed)) {
     std::string v = Name(m->verdict);
     if (color) {
@@ -212,8 +217,12 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
                                                                 : nullptr;
       if (code) v = std::string("\033[") + code + "m" + v + "\033[0m";
     }
-    t.AddRow({v, m->suite + "/" + m->workload, m->params.Encode(), m->metric, Median(*m, false), Median(*m, true),
-              MdeText(*m), m->reason});
+    std::vector<std::string> row = {v, m->suite + "/" + m->workload + " " + m->params.Encode(), m->metric,
+                                    Median(*m, false), Median(*m, true), MdeText(*m)};
+    const bool quiet = m->verdict == Verdict::kUnchanged || m->verdict == Verdict::kInfo ||
+                       m->verdict == Verdict::kSkipped;
+    if (inline_reasons) row.push_back(m->reason);
+    t.AddRow(row, inline_reasons || quiet ? "" : m->reason);
   }
   t.Print(o);
   o << "\n" << Summary(c) << "\n";

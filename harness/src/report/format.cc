@@ -1,5 +1,7 @@
 #include "report/format.h"
 
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -33,7 +35,7 @@ std::string FormatValue(double value, const std::string& unit) {
     }
     return Num(v) + " " + names[i];
   }
-  if (unit == "samples/s" || unit == "items/s") {
+  if (unit == "samples/s" || unit == "items/s" || unit == "tokens/s" || unit == "images/s") {
     if (a >= 1e6) return Num(value / 1e6) + "M " + unit;
     if (a >= 1e3) return Num(value / 1e3) + "k " + unit;
   }
@@ -54,23 +56,40 @@ size_t SkipEscape(const std::string& s, size_t i) {
   return std::min(j + 1, s.size());
 }
 
-// Shrinks the widest columns until the row fits `limit` (2 spaces between
-// columns), never a column below 6.
-void FitWidths(std::vector<size_t>& width, size_t limit) {
-  constexpr size_t kMin = 6;
-  auto total = [&] {
-    size_t t = 0;
-    for (size_t w : width) t += w + 2;
-    return t > 2 ? t - 2 : 0;
-  };
-  while (limit > 0 && total() > limit) {
+size_t Total(const std::vector<size_t>& width) {
+  size_t t = 0;
+  for (size_t w : width) t += w + 2;
+  return t > 2 ? t - 2 : 0;
+}
+
+// Shrinks columns until a row fits `limit` (2 spaces between columns),
+// cutting as few cells as it can: first the columns that only a few long
+// cells widen (down towards their 90th-percentile cell, never below the
+// header), then the widest,
+// never a column below 8.
+void FitWidths(std::vector<size_t>& width, const std::vector<size_t>& header,
+               const std::vector<std::vector<size_t>>& cells, size_t limit) {
+  constexpr size_t kMin = 8;
+  if (limit == 0 || Total(width) <= limit) return;
+  std::vector<size_t> p90(width.size(), kMin);
+  for (size_t i = 0; i < width.size(); ++i) {
+    std::vector<size_t> c = cells[i];
+    p90[i] = std::max(kMin, header[i]);
+    if (c.empty()) continue;
+    std::sort(c.begin(), c.end());
+    p90[i] = std::max({kMin, header[i], c[(c.size() - 1) * 9 / 10]});
+  }
+  while (Total(width) > limit) {
+    size_t best = width.size();
+    for (size_t i = 0; i < width.size(); ++i)
+      if (width[i] > p90[i] && (best == width.size() || width[i] - p90[i] > width[best] - p90[best])) best = i;
+    if (best == width.size()) break;
+    width[best] -= std::min(width[best] - p90[best], Total(width) - limit);
+  }
+  while (Total(width) > limit) {
     auto widest = std::max_element(width.begin(), width.end());
     if (*widest <= kMin) return;
-    size_t second = kMin;
-    for (auto it = width.begin(); it != width.end(); ++it)
-      if (it != widest) second = std::max(second, std::min(*it, *widest));
-    const size_t cut = std::max<size_t>(1, std::min(total() - limit, *widest - second));
-    *widest -= std::min(cut, *widest - kMin);
+    --*widest;
   }
 }
 }  // namespace
@@ -119,7 +138,12 @@ void TextTable::Print(std::ostream& out) const {
   };
   widen(header_);
   for (const auto& r : rows_) widen(r);
-  FitWidths(width, g_max_table_width);
+  std::vector<std::vector<size_t>> cells(width.size());
+  for (const auto& r : rows_)
+    for (size_t i = 0; i < r.size() && i < width.size(); ++i) cells[i].push_back(DisplayColumns(r[i]));
+  std::vector<size_t> header(width.size());
+  for (size_t i = 0; i < width.size(); ++i) header[i] = DisplayColumns(header_[i]);
+  FitWidths(width, header, cells, g_max_table_width);
   auto line = [&](const std::vector<std::string>& row) {
     std::string s;
     for (size_t i = 0; i < row.size() && i < width.size(); ++i) {
@@ -133,7 +157,26 @@ void TextTable::Print(std::ostream& out) const {
   size_t total = 0;
   for (size_t w : width) total += w + 2;
   out << std::string(total > 2 ? total - 2 : 0, '-') << "\n";
-  for (const auto& r : rows_) line(r);
+  const size_t limit = g_max_table_width == 0 ? 0 : std::min(g_max_table_width, std::max<size_t>(total, 60));
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    line(rows_[i]);
+    if (!details_[i].empty()) out << WrapColumns(details_[i], limit, "    ");
+  }
+}
+
+std::string WrapColumns(const std::string& text, size_t columns, const std::string& indent) {
+  const size_t room = columns > indent.size() + 20 ? columns - indent.size() : 0;
+  std::string out, line;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (!line.empty() && room > 0 && DisplayColumns(line) + 1 + DisplayColumns(w) > room) {
+      out += indent + line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + w;
+  }
+  if (!line.empty()) out += indent + line + "\n";
+  return out;
 }
 
 std::string OneLine(const std::string& text) {

@@ -27,11 +27,19 @@ size_t MaxTableWidth();
 size_t DisplayColumns(const std::string& s);
 // `s` cut to at most `columns` display columns, ending "…" when cut.
 std::string FitColumns(const std::string& s, size_t columns);
+// `text` as lines of at most `columns` display columns (0: one line), each
+// after `indent`, broken at spaces where it can be.
+std::string WrapColumns(const std::string& text, size_t columns, const std::string& indent);
 
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header) : header_(std::move(header)) {}
-  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  // `detail`, when given, is printed under the row, indented and wrapped
+  // within the table's width: the long text a narrow table cannot hold.
+  void AddRow(std::vector<std::string> row, std::string detail = "") {
+    rows_.push_back(std::move(row));
+    details_.push_back(std::move(detail));
+  }
   // Columns left-aligned, two spaces apart; a rule under the header; within
   // MaxTableWidth().
   void Print(std::ostream& out) const;
@@ -40,6 +48,7 @@ class TextTable {
  private:
   std::vector<std::string> header_;
   std::vector<std::vector<std::string>> rows_;
+  std::vector<std::string> details_;
 };
 
 }  // namespace perfbench

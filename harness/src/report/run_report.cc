@@ -241,32 +241,35 @@ std::string ProcessText(const ResultRecord& r) {
 
 void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& out) {
   const bool processes = std::any_of(results.begin(), results.end(), [](const auto& r) { return !r.process.empty(); });
-  std::vector<std::string> head = {"workload", "params", "metric", "median", "spread", "n", "status"};
-  if (processes) head.insert(head.begin() + 6, "processes: within / between");
+  // Within the table width, a reason goes on a line of its own under its
+  // variant's first row; --wide keeps it in the status column.
+  const bool inline_reasons = MaxTableWidth() == 0;
+  std::vector<std::string> head = {"variant", "metric", "median", "spread", "n", "status"};
+  if (processes) head.insert(head.begin() + 5, "k: within / between");
   TextTable t(head);
-  std::string last_silent;  // a variant that failed or skipped without samples: one row
+  std::string last_variant;
   for (const auto& r : results) {
+    const std::string key = r.suite + "/" + r.workload + " " + r.params.Encode();
+    const bool first_row = key != last_variant;
+    last_variant = key;
     const std::string status_text(ToString(r.status));
-    if (r.status != ResultStatus::kOk && r.samples.empty()) {
-      const std::string key = r.suite + "/" + r.workload + "/" + r.params.Encode();
-      if (key == last_silent) continue;
-      last_silent = key;
-      std::vector<std::string> row = {r.suite + "/" + r.workload, r.params.Encode(), "-", "-", "-", "0",
-                                      status_text + ": " + r.reason};
-      if (processes) row.insert(row.begin() + 6, "-");
-      t.AddRow(row);
+    std::string status = status_text, detail;
+    if (!r.reason.empty() && inline_reasons) status += ": " + r.reason;
+    if (!r.reason.empty() && !inline_reasons && first_row) detail = status_text + ": " + r.reason;
+    if (r.status != ResultStatus::kOk && r.samples.empty()) {  // failed or skipped without samples: one row
+      if (!first_row) continue;
+      std::vector<std::string> row = {key, "-", "-", "-", "0", status};
+      if (processes) row.insert(row.begin() + 5, "-");
+      t.AddRow(row, detail);
       continue;
     }
     const auto s = stats::Summarize(r.samples);
     std::string median = s.n ? FormatValue(s.median, r.unit) : "-";
     const std::string spread = s.n > 1 ? fmt::format("±{:.1f}%{}", 100 * s.iqr_rel / 2, s.noisy ? " noisy" : "") : "-";
-    std::string status = status_text;
-    if (!r.reason.empty()) status += ": " + r.reason;
-    std::vector<std::string> row = {r.suite + "/" + r.workload, r.params.Encode(),
-                                    r.metric + (r.higher_is_better ? " ↑" : " ↓"), median, spread,
+    std::vector<std::string> row = {key, r.metric + (r.higher_is_better ? " ↑" : " ↓"), median, spread,
                                     std::to_string(s.n), status};
-    if (processes) row.insert(row.begin() + 6, ProcessText(r));
-    t.AddRow(row);
+    if (processes) row.insert(row.begin() + 5, ProcessText(r));
+    t.AddRow(row, detail);
   }
   t.Print(out);
 }
