@@ -529,7 +529,10 @@ TEST_F(Baselines, GateAddsProcessesForUnresolvedWorkloadsAndRequireMdeExitsThree
   }
   auto cand = nlohmann::json::parse(Run("show gate --format json").out);
   for (const auto& res : cand["results"]) EXPECT_EQ(res["samples"].size(), 10u);  // grown in place
-  EXPECT_EQ(Run("gate --baseline main --processes 2 --max-processes 4 --format none").code, 0);  // pass, mde stated
+  auto table = Run("gate --baseline main --processes 2 --max-processes 4");  // pass, mde stated
+  EXPECT_EQ(table.code, 0) << table.err;
+  const std::string last = table.out.substr(table.out.rfind('\n', table.out.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("selftest/noisy synthetic/", 0), 0u) << "one line per workload ends the table:\n" << table.out;
   EXPECT_EQ(Run("gate --baseline main --processes 3 --max-processes 2").code, 2);  // fewer than the first round
   EXPECT_EQ(Run("gate --baseline main --processes 0").code, 2);
 }

@@ -184,9 +184,13 @@ TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
   const auto runs = nlohmann::json::parse(Run("runs --format json").out)["runs"];
   EXPECT_EQ(runs.size(), 12u);
   // 20% slower B at 4% / 3% noise (at the measured 14% / 7%, 10 pairs resolve about 25%).
-  auto ab = Run("ab --suite selftest --filter noisy --param between=0.04 --param within=0.03 --format none "
+  auto ab = Run("ab --suite selftest --filter noisy --param between=0.04 --param within=0.03 "
                 "--b-env PERFBENCH_SELFTEST_SLOWDOWN=0.2");
   EXPECT_EQ(ab.code, 1) << ab.err;
+  // The table ends with one line per workload: "selftest/noisy ...: throughput 1.2x [..] slower: regression".
+  const std::string last = ab.out.substr(ab.out.rfind('\n', ab.out.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("selftest/noisy ", 0), 0u) << ab.out;
+  EXPECT_NE(last.find("slower: regression"), std::string::npos) << last;
   EXPECT_NE(ab.err.find("pair 10/10"), std::string::npos) << ab.err;
   for (const char* bad : {"ab --pairs 5", "ab --a-bin /nonexistent/perfbench", "ab --label x", "ab --a-env NOEQUALS",
                           "ab --a-label x --b-label x", "ab --b-args '--db=y.db'", "ab --suite nope"})

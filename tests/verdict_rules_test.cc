@@ -207,7 +207,7 @@ TEST(VerdictRules, AControlOnOneSideIsInformation) {
 TEST(VerdictRules, AcrossHardwareEveryTestedMetricIsComparedAndTheRunIsAReport) {
   const auto a = Rec(ResultStatus::kOk, {1, 1.1, 1.2, 1.3, 1.4});
   const auto b = Rec(ResultStatus::kOk, {2, 2.1, 2.2, 2.3, 2.4});
-  EXPECT_THROW(Compare(Side({a}, "x"), Side({b}, "y"), Policy::Default(), false), std::invalid_argument);
+  EXPECT_THROW(Compare(Side({a}, "x"), Side({b}, "y"), Policy::Default(), false), IncomparableError);
   const Comparison c = Compare(Side({a}, "x"), Side({b}, "y"), Policy::Default(), true);
   EXPECT_EQ(c.metrics[0].verdict, Verdict::kCompared);
   EXPECT_EQ(c.verdict, Overall::kReport);

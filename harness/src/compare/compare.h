@@ -217,7 +217,7 @@ inline constexpr size_t kMinHistoryRuns = 5, kMaxHistoryRuns = 30;
 // kMinHistoryRuns runs. `runs` gets the number of runs used.
 double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs);
 
-// Throws std::invalid_argument when hardware differs and !across_hardware.
+// Throws IncomparableError when hardware differs and !across_hardware.
 Comparison Compare(const RunData& baseline, const RunData& candidate, const Policy& policy, bool across_hardware,
                    const History& history = {});
 
