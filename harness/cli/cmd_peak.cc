@@ -117,7 +117,10 @@ int PeakCmd(const std::vector<std::string>& args) {
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
-  std::vector<std::string> run = {"--suite", "peak", "--label", kPeakLabel, "--no-control", "--format", "none"};
+  // One process: a sweep for the best rate, whose attributes (the best shape,
+  // the largest sample) are one process's and whose budget is the whole sweep's.
+  std::vector<std::string> run = {"--suite", "peak", "--label", kPeakLabel, "--no-control", "--format", "none",
+                                  "--processes", "1"};
   if (vm["quick"].as<bool>()) run.push_back("--quick");
   // The sweep reads it from the run's param overrides (no variant has a
   // `budget` param, so none is renamed; the run stores it).
