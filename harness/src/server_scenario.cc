@@ -1,0 +1,126 @@
+#include "server_scenario.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "perfbench/statistics.h"
+
+namespace perfbench::server {
+
+std::vector<double> PoissonArrivals(double rate, size_t n, uint64_t seed) {
+  if (!(rate > 0) || !std::isfinite(rate)) throw std::invalid_argument("arrival rate must be positive");
+  std::mt19937_64 rng(seed);
+  std::exponential_distribution<double> gap(rate);
+  std::vector<double> t(n);
+  double now = 0;
+  for (auto& x : t) x = now += gap(rng);
+  return t;
+}
+
+std::vector<double> ServeAtArrivals(const std::vector<double>& arrivals, const std::function<void()>& query,
+                                    const Clock& clock) {
+  std::vector<double> latency;
+  latency.reserve(arrivals.size());
+  const double start = clock.now();
+  for (const double a : arrivals) {
+    const double due = start + a;
+    if (clock.now() < due) clock.sleep_until(due);  // idle until it arrives; a late one waited in the queue
+    query();
+    latency.push_back(clock.now() - due);
+  }
+  return latency;
+}
+
+namespace {
+
+RatePoint Measure(double rate, const std::function<void()>& query, const SearchLimits& limits, const Clock& clock) {
+  const auto latency = ServeAtArrivals(PoissonArrivals(rate, limits.queries_per_rate, limits.seed), query, clock);
+  RatePoint p;
+  p.rate = rate;
+  p.queries = latency.size();
+  p.p50 = stats::PercentileNearestRank(latency, 0.50);
+  p.p90 = stats::PercentileNearestRank(latency, 0.90);
+  p.p99 = stats::PercentileNearestRank(latency, 0.99);
+  p.meets = p.p99 <= limits.latency_bound_s;
+  return p;
+}
+
+}  // namespace
+
+ServerResult FindServerRate(const std::function<void()>& query, double service_s, const SearchLimits& limits,
+                            const Clock& clock) {
+  if (!(service_s > 0) || !(limits.latency_bound_s > 0) || limits.queries_per_rate < 100)
+    throw std::invalid_argument("server scenario: needs a positive service time and bound, and >= 100 queries a rate");
+  ServerResult r;
+  auto measure = [&](double rate) {
+    r.tried.push_back(Measure(rate, query, limits, clock));
+    return r.tried.back();
+  };
+  // Bracket: 1 / service_s saturates the server; halve until the bound holds.
+  double fail = 0, pass = 0;
+  double rate = 1 / service_s;
+  for (int i = 0; i <= 6 && pass == 0; ++i, rate /= 2) {
+    const RatePoint p = measure(rate);
+    if (p.meets) {
+      pass = rate;
+      r.best = p;
+    } else {
+      fail = rate;
+    }
+  }
+  if (pass == 0) {
+    const RatePoint& low = r.tried.back();
+    r.why = fmt::format("p99 {:.4g} s at {:.4g} queries/s (1/64 of the service rate) exceeds the {:.4g} s bound",
+                        low.p99, low.rate, limits.latency_bound_s);
+    return r;
+  }
+  r.found = true;
+  for (int i = 0; i < limits.steps && fail > 0; ++i) {
+    const double mid = std::sqrt(pass * fail);  // rates span orders of magnitude: bisect in log
+    const RatePoint p = measure(mid);
+    if (p.meets) {
+      pass = mid;
+      r.best = p;
+    } else {
+      fail = mid;
+    }
+  }
+  return r;
+}
+
+double MD1LatencyCdf(double lambda, double d, double t) {
+  const double rho = lambda * d;
+  if (!(rho < 1) || !(rho > 0)) throw std::invalid_argument("M/D/1 needs 0 < lambda * d < 1");
+  const double w = t - d;  // the wait
+  if (w < 0) return 0;
+  // Erlang: P(W <= w) = (1 - rho) sum_{k=0}^{floor(w/d)} (lambda (k d - w))^k / k! e^{-lambda (k d - w)};
+  // alternating terms, summed in long double.
+  // Alternating terms: summed in long double, exact enough for lambda * w up
+  // to about 15 (rho <= 0.7 at p99), where they peak near e^30.
+  long double sum = 0;
+  const auto kmax = static_cast<long>(std::floor(w / d));
+  for (long k = 0; k <= kmax; ++k) {
+    const long double x = static_cast<long double>(lambda) * (k * d - w);  // <= 0
+    long double term = 0;
+    if (k == 0) term = std::exp(-x);
+    else if (x < 0) term = std::exp(k * std::log(-x) - std::lgamma(k + 1.0L) - x);
+    sum += k % 2 == 1 ? -term : term;
+  }
+  return std::clamp(static_cast<double>((1 - rho) * sum), 0.0, 1.0);
+}
+
+double MD1LatencyQuantile(double lambda, double d, double q) {
+  double lo = d, hi = d;
+  while (MD1LatencyCdf(lambda, d, hi) < q) hi = 2 * hi;
+  for (int i = 0; i < 100; ++i) {
+    const double mid = (lo + hi) / 2;
+    (MD1LatencyCdf(lambda, d, mid) < q ? lo : hi) = mid;
+  }
+  return hi;
+}
+
+}  // namespace perfbench::server
