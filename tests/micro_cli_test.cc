@@ -248,3 +248,31 @@ TEST_F(Micro, AdviseMeasuresGradientAccumulationOnAmp) {
 }
 
 }  // namespace
+
+namespace {
+
+// The quant suite's server scenario through the binary: the highest Poisson
+// rate whose p99 stays within the bound, per precision, with its figures.
+TEST_F(Micro, QuantServerScenarioFindsARateWithinTheP99Bound) {
+  auto r = Run("run --suite quant --quick --filter 'mlp/.*precision:(fp32|int8_dynamic)/' --param scenario=server "
+               "--repetitions 2 --warmup 1 --processes 1 --no-control --format none");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto res = Results();
+  for (const char* precision : {"fp32", "int8_dynamic"}) {
+    const std::string v = std::string("quant/mlp/min_accuracy_ratio:0.99/precision:") + precision +
+                          "/scenario:server/size:quick";
+    ASSERT_TRUE(res.count(v + " server_rate")) << Keys(res);
+    const auto& rate = res.at(v + " server_rate");
+    EXPECT_EQ(rate["status"], "ok") << rate["reason"];
+    EXPECT_GT(rate["median"].get<double>(), 0);
+    EXPECT_LE(res.at(v + " latency_p99")["median"].get<double>(), 0.010) << "mlp's bound is 10 ms";
+    EXPECT_NE(rate["attributes"].value("server", "").find("1000 queries each"), std::string::npos) << rate["attributes"];
+  }
+  EXPECT_TRUE(res.count("quant/mlp/min_accuracy_ratio:0.99/precision:int8_dynamic/scenario:server/size:quick speedup"));
+  auto bad = Run("run --suite quant --quick --filter 'mlp/.*precision:fp32/' --param scenario=sever --processes 1 "
+                 "--no-control --format none");
+  EXPECT_EQ(bad.code, 4);
+  EXPECT_NE(Run("show latest").out.find("expected single_stream, offline or server"), std::string::npos);
+}
+
+}  // namespace

@@ -1,7 +1,7 @@
-// The server scenario (harness/src/server_scenario.h): its arrival process,
+// The server scenario (perfbench/server_scenario.h): its arrival process,
 // its queue on a fake model with a fixed service time against the M/D/1
 // queue's exact distribution, and its search for the highest rate.
-#include "server_scenario.h"
+#include "perfbench/server_scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -91,6 +91,7 @@ TEST(ServerScenario, SearchFindsTheHighestRateWithinTheP99Bound) {
   limits.latency_bound_s = bound;
   limits.queries_per_rate = 5000;
   limits.steps = 8;
+  limits.max_seconds = 1e6;  // virtual time
   const ServerResult r = FindServerRate(m.query(), m.service, limits, m.clock());
   ASSERT_TRUE(r.found) << r.why;
   EXPECT_NEAR(r.best.rate / lo, 1.0, 0.08) << "found " << r.best.rate << "/s, exact " << lo << "/s";
@@ -101,6 +102,23 @@ TEST(ServerScenario, SearchFindsTheHighestRateWithinTheP99Bound) {
   EXPECT_EQ(m.queries, 5000u * r.tried.size()) << "every rate judged on its own queries";
   EXPECT_EQ(r.tried.front().rate, 100.0) << "the search starts at the saturation rate, 1 / service";
   EXPECT_FALSE(r.tried.front().meets);
+  EXPECT_NEAR(r.best.utilisation, r.best.rate * m.service, 1e-9) << "rate x service time";
+}
+
+// A run too short to fill its queue cannot pass a rate the server cannot
+// sustain: with a bound of 1,000 service times, 1,000 queries at any rate
+// would finish within it, but a utilisation near 1 or above never meets it.
+TEST(ServerScenario, ARateAboveTheServiceRateNeverMeetsTheBound) {
+  FakeModel m;
+  m.service = 0.001;
+  SearchLimits limits;
+  limits.latency_bound_s = 1.0;
+  limits.max_seconds = 1e6;  // virtual time
+  const ServerResult r = FindServerRate(m.query(), m.service / 4, limits, m.clock());  // service measured 4x fast
+  ASSERT_TRUE(r.found) << r.why;
+  EXPECT_LT(r.best.rate * m.service, kMaxUtilisation);
+  EXPECT_GT(r.best.rate * m.service, 0.95) << "the search closes in on the service rate, 1000/s; found " << r.best.rate;
+  for (const auto& p : r.tried) EXPECT_EQ(p.meets, p.utilisation < kMaxUtilisation) << p.rate;
 }
 
 TEST(ServerScenario, ABoundBelowTheServiceTimeIsNeverMetAndSaysWhy) {
@@ -108,10 +126,20 @@ TEST(ServerScenario, ABoundBelowTheServiceTimeIsNeverMetAndSaysWhy) {
   m.service = 0.02;
   SearchLimits limits;
   limits.latency_bound_s = 0.01;
+  limits.max_seconds = 1e6;  // virtual time
   const ServerResult r = FindServerRate(m.query(), m.service, limits, m.clock());
   EXPECT_FALSE(r.found);
   EXPECT_NE(r.why.find("exceeds the 0.01 s bound"), std::string::npos) << r.why;
   EXPECT_EQ(r.tried.size(), 7u);
+  // A budget that the low rates would overrun: they are not tried, and it says so.
+  FakeModel slow;
+  slow.service = 0.02;
+  limits.max_seconds = 30;  // 1,000 queries at 50/s take 20 s, at 25/s 40 s
+  const ServerResult cut = FindServerRate(slow.query(), slow.service, limits, slow.clock());
+  EXPECT_FALSE(cut.found);
+  EXPECT_EQ(cut.tried.size(), 1u);
+  EXPECT_NE(cut.why.find("past the search's 30 s"), std::string::npos) << cut.why;
+  EXPECT_LE(slow.now, 30.0);
   limits.queries_per_rate = 10;
   EXPECT_THROW(FindServerRate(m.query(), m.service, limits, m.clock()), std::invalid_argument);
 }

@@ -1,4 +1,4 @@
-#include "server_scenario.h"
+#include "perfbench/server_scenario.h"
 
 #include <fmt/format.h>
 
@@ -22,31 +22,67 @@ std::vector<double> PoissonArrivals(double rate, size_t n, uint64_t seed) {
 }
 
 std::vector<double> ServeAtArrivals(const std::vector<double>& arrivals, const std::function<void()>& query,
-                                    const Clock& clock) {
+                                    const Clock& clock, double* busy_s) {
   std::vector<double> latency;
   latency.reserve(arrivals.size());
   const double start = clock.now();
+  double busy = 0;
   for (const double a : arrivals) {
     const double due = start + a;
     if (clock.now() < due) clock.sleep_until(due);  // idle until it arrives; a late one waited in the queue
+    const double begin = clock.now();
     query();
-    latency.push_back(clock.now() - due);
+    const double end = clock.now();
+    busy += end - begin;
+    latency.push_back(end - due);
   }
+  if (busy_s) *busy_s = busy;
   return latency;
 }
 
 namespace {
 
 RatePoint Measure(double rate, const std::function<void()>& query, const SearchLimits& limits, const Clock& clock) {
-  const auto latency = ServeAtArrivals(PoissonArrivals(rate, limits.queries_per_rate, limits.seed), query, clock);
+  double busy = 0;
+  const auto latency = ServeAtArrivals(PoissonArrivals(rate, limits.queries_per_rate, limits.seed), query, clock, &busy);
   RatePoint p;
   p.rate = rate;
   p.queries = latency.size();
   p.p50 = stats::PercentileNearestRank(latency, 0.50);
   p.p90 = stats::PercentileNearestRank(latency, 0.90);
   p.p99 = stats::PercentileNearestRank(latency, 0.99);
-  p.meets = p.p99 <= limits.latency_bound_s;
+  p.utilisation = rate * busy / static_cast<double>(latency.size());
+  p.meets = p.p99 <= limits.latency_bound_s && p.utilisation < kMaxUtilisation;
   return p;
+}
+
+}  // namespace
+
+namespace {
+
+// The search's state: the highest rate that met the bound, the lowest that did not.
+struct Search {
+  ServerResult r;
+  double pass = 0, fail = 0;
+  void Fold(const RatePoint& p) {
+    if (p.meets) {
+      pass = p.rate;
+      r.best = p;
+    } else {
+      fail = p.rate;
+    }
+  }
+};
+
+void NotFound(ServerResult& r, const SearchLimits& limits) {
+  if (r.tried.empty()) {
+    r.why = r.cut;
+    return;
+  }
+  const RatePoint& low = r.tried.back();
+  r.why = fmt::format("p99 {:.4g} s at {:.4g} queries/s exceeds the {:.4g} s bound", low.p99, low.rate,
+                      limits.latency_bound_s);
+  if (!r.cut.empty()) r.why += "; " + r.cut;
 }
 
 }  // namespace
@@ -55,41 +91,40 @@ ServerResult FindServerRate(const std::function<void()>& query, double service_s
                             const Clock& clock) {
   if (!(service_s > 0) || !(limits.latency_bound_s > 0) || limits.queries_per_rate < 100)
     throw std::invalid_argument("server scenario: needs a positive service time and bound, and >= 100 queries a rate");
-  ServerResult r;
+  Search s;
+  const double start = clock.now();
+  // A rate whose arrivals would end past the budget is not measured: it
+  // reads as a failure at that rate, and `cut` says so.
   auto measure = [&](double rate) {
-    r.tried.push_back(Measure(rate, query, limits, clock));
-    return r.tried.back();
+    const double needs = static_cast<double>(limits.queries_per_rate) / rate;
+    if (clock.now() - start + needs > limits.max_seconds) {
+      if (s.r.cut.empty())
+        s.r.cut = fmt::format("{:.4g} queries/s not tried: its {} queries arrive over {:.3g} s, past the search's {:g} s",
+                              rate, limits.queries_per_rate, needs, limits.max_seconds);
+      RatePoint p;
+      p.rate = rate;
+      return p;
+    }
+    s.r.tried.push_back(Measure(rate, query, limits, clock));
+    return s.r.tried.back();
   };
-  // Bracket: 1 / service_s saturates the server; halve until the bound holds.
-  double fail = 0, pass = 0;
+  // Bracket: 1 / service_s saturates the server. Halve until the bound
+  // holds; when it holds there already (a bound of many service times, or a
+  // service time measured slow), double until it fails.
   double rate = 1 / service_s;
-  for (int i = 0; i <= 6 && pass == 0; ++i, rate /= 2) {
-    const RatePoint p = measure(rate);
-    if (p.meets) {
-      pass = rate;
-      r.best = p;
-    } else {
-      fail = rate;
-    }
+  s.Fold(measure(rate));
+  if (s.pass > 0)
+    for (int i = 0; i < 4 && s.fail == 0; ++i) s.Fold(measure(rate *= 2));
+  else
+    for (int i = 0; i < 6 && s.pass == 0; ++i) s.Fold(measure(rate /= 2));
+  if (s.pass == 0) {
+    NotFound(s.r, limits);
+    return s.r;
   }
-  if (pass == 0) {
-    const RatePoint& low = r.tried.back();
-    r.why = fmt::format("p99 {:.4g} s at {:.4g} queries/s (1/64 of the service rate) exceeds the {:.4g} s bound",
-                        low.p99, low.rate, limits.latency_bound_s);
-    return r;
-  }
-  r.found = true;
-  for (int i = 0; i < limits.steps && fail > 0; ++i) {
-    const double mid = std::sqrt(pass * fail);  // rates span orders of magnitude: bisect in log
-    const RatePoint p = measure(mid);
-    if (p.meets) {
-      pass = mid;
-      r.best = p;
-    } else {
-      fail = mid;
-    }
-  }
-  return r;
+  s.r.found = true;
+  // Rates span orders of magnitude: bisect in log rate.
+  for (int i = 0; i < limits.steps && s.fail > 0; ++i) s.Fold(measure(std::sqrt(s.pass * s.fail)));
+  return s.r;
 }
 
 double MD1LatencyCdf(double lambda, double d, double t) {

@@ -17,6 +17,15 @@
 //     = queries / wall time.
 //   offline: a repetition runs the whole test set in batches of 256;
 //     throughput = samples / wall time; speedup = time(fp32) / time(int8).
+//   server (MLPerf LoadGen's; not a default variant: `--param
+//     scenario=server`): one-sample queries arrive as a seeded Poisson
+//     process and are served one at a time (perfbench/server_scenario.h); a
+//     repetition searches for the highest rate whose p99 latency (from
+//     arrival, queueing included) stays within the model's bound
+//     (`latency_bound_ms`: LoadGen's 15 ms for resnet50 and 130 ms for
+//     bert; 10 ms for mlp and cnn), judging each rate on `server_queries`
+//     queries (1,000). server_rate is that rate; latency_p50/p90/p99 are at
+//     it; step_time = 1 / rate, so speedup = rate(int8) / rate(fp32).
 //   accuracy: top-1 on the held-out test set; accuracy_ratio = accuracy /
 //     fp32 accuracy of the same trained model; Verify fails the variant below
 //     min_accuracy_ratio (0.99, MLPerf's rule; `--param min_accuracy_ratio=0.999`
@@ -38,12 +47,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <mutex>
 
 #include "perfbench/workload.h"
 #include "quant_net.h"
 #include "common/projection.h"
 #include "common/training.h"
+#include "perfbench/server_scenario.h"
 #include "perfbench/statistics.h"
 
 namespace perfbench::quant {
@@ -82,6 +93,7 @@ struct QuantModelInfo {
   std::string name, description;
   std::vector<std::string> precisions;  // fp32 first
   int64_t quick_queries;                // single_stream queries at --quick
+  std::string server_bound_ms;          // the server scenario's p99 bound (LoadGen's where it has one)
 };
 
 class QuantWorkload : public Workload {
@@ -98,6 +110,15 @@ class QuantWorkload : public Workload {
     min_ratio_ = std::stod(ctx.params.Get("min_accuracy_ratio", "0.99"));
     queries_ = ctx.params.GetInt("queries", size == "quick" ? info_.quick_queries : 2048);
     if (queries_ < 1) return Status::Error("queries must be at least 1");
+    if (scenario_ != "single_stream" && scenario_ != "offline" && scenario_ != "server")
+      return Status::Error("scenario '" + scenario_ + "': expected single_stream, offline or server");
+    server_.latency_bound_s = std::stod(ctx.params.Get("latency_bound_ms", info_.server_bound_ms)) / 1000;
+    server_.queries_per_rate = static_cast<size_t>(ctx.params.GetInt("server_queries", 1000));
+    server_.seed = ctx.settings.seed;
+    // A search is one repetition: its share of the variant's budget.
+    server_.max_seconds = ctx.settings.timeout_s / (ctx.settings.warmup_steps + RunSettings::kMinRepetitions + 1);
+    if (!(server_.latency_bound_s > 0) || server_.queries_per_rate < 100)
+      return Status::Error("server scenario: latency_bound_ms must be positive and server_queries at least 100");
     const double miscalibrate = std::stod(ctx.params.Get("miscalibrate", "1"));
     engine_ = SelectQEngine();
     // int8 dynamic on a GPU, or on request on the CPU: _int_mm.
@@ -135,7 +156,9 @@ class QuantWorkload : public Workload {
   Status RunStep(StepRecorder& rec) override {
     torch::InferenceMode guard;
     const auto& test = test_;
-    if (scenario_ == "single_stream") {
+    if (scenario_ == "server") {
+      if (Status st = ServerStep(rec); !st.ok()) return st;
+    } else if (scenario_ == "single_stream") {
       std::vector<double> lat;
       lat.reserve(static_cast<size_t>(queries_));
       const auto start = Clock::now();
@@ -184,6 +207,7 @@ class QuantWorkload : public Workload {
     if (precision_ == "int8_static_pct") a["observer"] = "percentile 0.01/99.99";
     if (!p90_note_.empty()) a["latency_p90"] = p90_note_;
     if (!p99_note_.empty()) a["latency_p99"] = p99_note_;
+    if (!server_note_.empty()) a["server"] = server_note_;
     return a;
   }
 
@@ -216,7 +240,44 @@ class QuantWorkload : public Workload {
                        projected, n, steps, step, per_image, single, s.timeout_s);
   }
 
+  // The server scenario: a search for the highest rate within the bound,
+  // one answered single query per arrival, on a real clock.
+  Status ServerStep(StepRecorder& rec) {
+    const auto& x = singles_;
+    size_t next = 0;
+    const auto query = [&] { Forward(x[next++ % x.size()]).argmax(1).item<int64_t>(); };
+    double service = TimeQuery(test_, 1);
+    for (int i = 0; i < 4; ++i) service = std::min(service, TimeQuery(test_, 1));  // the least disturbed
+    const server::ServerResult r = server::FindServerRate(query, service, server_, RealClock());
+    if (!r.found) return Status::Error("server scenario: " + r.why);
+    rec.SetStepSeconds(1 / r.best.rate);
+    rec.Add("server_rate", r.best.rate);
+    rec.Add("latency_p50", r.best.p50);
+    rec.Add("latency_p90", r.best.p90);
+    rec.Add("latency_p99", r.best.p99);
+    server_note_ = fmt::format("p99 <= {:g} ms at {:.4g} queries/s ({} rates tried, {} queries each, Poisson arrivals "
+                               "seeded {}; one query at a time, latency from arrival){}",
+                               1000 * server_.latency_bound_s, r.best.rate, r.tried.size(), server_.queries_per_rate,
+                               server_.seed, r.cut.empty() ? "" : "; " + r.cut);
+    return Status::Ok();
+  }
+
+  static server::Clock RealClock() {
+    const auto origin = Clock::now();
+    const auto now = [origin] { return std::chrono::duration<double>(Clock::now() - origin).count(); };
+    // Sleep to within 200 us of the arrival, then spin: a query may be shorter than a timer tick.
+    const auto sleep_until = [now](double t) {
+      if (const double ahead = t - now() - 200e-6; ahead > 0)
+        std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+      while (now() < t) {
+      }
+    };
+    return {now, sleep_until};
+  }
+
   const QuantModelInfo& info_;
+  server::SearchLimits server_;
+  std::string server_note_;
   std::string precision_, scenario_, engine_, kernel_, p90_note_, p99_note_;
   Mode mode_ = Mode::kFp32;
   torch::Tensor test_;
@@ -245,12 +306,13 @@ std::string SkipReason(const std::string& model, const Params& p, const std::str
 const std::vector<QuantModelInfo>& QuantModels() {
   static const std::vector<QuantModelInfo> models = {
       {"mlp", "int8 vs fp32 inference of a trained MLP (Linear-heavy)",
-       {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}, 700},
-      {"cnn", "int8 vs fp32 inference of a trained small CNN", {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}, 700},
+       {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}, 700, "10"},
+      {"cnn", "int8 vs fp32 inference of a trained small CNN", {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"},
+       700, "10"},
       {"bert", "BERT encoder (base at full size, sequence 384), int8 dynamic of its Linear layers vs fp32",
-       {"fp32", "int8_dynamic"}, 700},
+       {"fp32", "int8_dynamic"}, 700, "130"},
       {"resnet50", "ResNet-50 v1.5 (224x224 at full size), batch norm folded, int8 static vs fp32",
-       {"fp32", "int8_static", "int8_static_pct"}, 128},
+       {"fp32", "int8_static", "int8_static_pct"}, 128, "15"},
   };
   return models;
 }
@@ -264,7 +326,7 @@ WorkloadInfo Info(const QuantModelInfo& model) {
                   {"latency_p90", "s", Better::kLower},     {"latency_p99", "s", Better::kLower},
                   {"throughput", "samples/s", Better::kHigher}, {"accuracy", "1", Better::kHigher},
                   {"accuracy_ratio", "ratio", Better::kHigher}, {"model_bytes", "bytes", Better::kLower},
-                  {"speedup", "ratio", Better::kHigher}};
+                  {"speedup", "ratio", Better::kHigher},     {"server_rate", "queries/s", Better::kHigher}};
   auto variants = [&](const std::string& size) {
     return Params::Product({{"scenario", {"single_stream", "offline"}},
                             {"precision", model.precisions},

@@ -35,7 +35,7 @@ std::string FormatValue(double value, const std::string& unit) {
     }
     return Num(v) + " " + names[i];
   }
-  if (unit == "samples/s" || unit == "items/s" || unit == "tokens/s" || unit == "images/s") {
+  if (unit == "samples/s" || unit == "items/s" || unit == "tokens/s" || unit == "images/s" || unit == "queries/s") {
     if (a >= 1e6) return Num(value / 1e6) + "M " + unit;
     if (a >= 1e3) return Num(value / 1e3) + "k " + unit;
   }

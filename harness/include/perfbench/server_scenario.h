@@ -32,35 +32,48 @@ struct Clock {
 };
 
 // Serves the queries at their arrival times (relative to the clock's time at
-// the call), one at a time; returns each query's latency in seconds.
+// the call), one at a time; returns each query's latency in seconds, and in
+// `busy_s` (when given) the seconds spent serving.
 std::vector<double> ServeAtArrivals(const std::vector<double>& arrivals, const std::function<void()>& query,
-                                    const Clock& clock);
+                                    const Clock& clock, double* busy_s = nullptr);
 
 struct RatePoint {
   double rate = 0;     // target queries per second
   size_t queries = 0;  // behind each percentile
   double p50 = 0, p90 = 0, p99 = 0;
-  bool meets = false;  // p99 <= the bound
+  // rate x mean service time: at 1 or more the queue grows without end,
+  // and a finite run's p99 only says how few queries it had.
+  double utilisation = 0;
+  bool meets = false;  // p99 <= the bound and utilisation < kMaxUtilisation
 };
+
+// Near saturation a queue needs far more queries than a run has to show its
+// p99: a rate this close to the service rate never meets the bound.
+inline constexpr double kMaxUtilisation = 0.99;
 
 struct SearchLimits {
   double latency_bound_s = 0;    // LoadGen's targets: ResNet-50 0.015, BERT 0.130
   size_t queries_per_rate = 1000;
   int steps = 7;                 // bisections after the bracket
   uint64_t seed = 42;
+  // The whole search's time: a rate whose queries would not arrive within
+  // what is left is not tried (a slow low rate takes queries / rate seconds).
+  double max_seconds = 60;
 };
 
 struct ServerResult {
   bool found = false;          // some rate met the bound
   RatePoint best;              // the highest rate that met it
   std::vector<RatePoint> tried;
-  std::string why;             // when !found: the lowest rate tried and its p99
+  std::string why;             // when !found: the lowest rate tried and its p99, or the budget
+  std::string cut;             // when the budget ended the search early: what was left out
 };
 
 // Measures `query` at target rates: from the rate one query's `service_s`
 // allows (1 / service_s, the saturation bound) down by halves until the p99
-// meets the bound (at most 6 halvings), then `steps` bisections between the
-// highest rate that met it and the lowest that did not.
+// meets the bound (at most 6 halvings), or up by doublings while it does (at
+// most 4), then `steps` bisections (in log rate) between the highest rate
+// that met it and the lowest that did not.
 ServerResult FindServerRate(const std::function<void()>& query, double service_s, const SearchLimits& limits,
                             const Clock& clock);
 
