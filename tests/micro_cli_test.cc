@@ -254,9 +254,12 @@ namespace {
 // The quant suite's server scenario through the binary: the highest Poisson
 // rate whose p99 stays within the bound, per precision, with its figures.
 TEST_F(Micro, QuantServerScenarioFindsARateWithinTheP99Bound) {
+  // A bound of 200 ms and one thread: the mechanism is under test, not the
+  // scheduler of a machine that runs other tests beside this one.
   auto r = Run("run --suite quant --quick --filter 'mlp/.*precision:(fp32|int8_dynamic)/' --param scenario=server "
-               "--repetitions 2 --warmup 1 --processes 1 --no-control --format none");
-  ASSERT_EQ(r.code, 0) << r.err;
+               "--param latency_bound_ms=200 --threads 1 --repetitions 2 --warmup 1 --processes 1 --no-control "
+               "--format none");
+  ASSERT_EQ(r.code, 0) << r.err << Run("show latest").out;
   const auto res = Results();
   for (const char* precision : {"fp32", "int8_dynamic"}) {
     const std::string v = std::string("quant/mlp/min_accuracy_ratio:0.99/precision:") + precision +
@@ -265,7 +268,7 @@ TEST_F(Micro, QuantServerScenarioFindsARateWithinTheP99Bound) {
     const auto& rate = res.at(v + " server_rate");
     EXPECT_EQ(rate["status"], "ok") << rate["reason"];
     EXPECT_GT(rate["median"].get<double>(), 0);
-    EXPECT_LE(res.at(v + " latency_p99")["median"].get<double>(), 0.010) << "mlp's bound is 10 ms";
+    EXPECT_LE(res.at(v + " latency_p99")["median"].get<double>(), 0.200) << "the bound given";
     EXPECT_NE(rate["attributes"].value("server", "").find("1000 queries each"), std::string::npos) << rate["attributes"];
   }
   EXPECT_TRUE(res.count("quant/mlp/min_accuracy_ratio:0.99/precision:int8_dynamic/scenario:server/size:quick speedup"));
