@@ -5,7 +5,12 @@
 // functional forms faithfully and keep their accuracy.
 #include <gtest/gtest.h>
 
+#include <ATen/record_function.h>
+
+#include <algorithm>
 #include <cmath>
+#include <iostream>
+#include <set>
 
 #include "bert_net.h"
 #include "layer_net.h"
@@ -54,20 +59,36 @@ TEST(Quant, Int8OutputsAgreeWithFp32WithinStatedBounds) {
   }
 }
 
-TEST(Quant, TheIntMmPathAgreesWithFp32AndKeepsAccuracy) {
+TEST(Quant, TheInt8AndFp8GemmPathsAgreeWithFp32AndKeepAccuracy) {
+  for (const LowpFormat format : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise}) {
+    LayerNet m = Mlp();
+    m.PrepareLowp(format, torch::kFloat32);
+    torch::InferenceMode guard;
+    const auto x = Mlp().data().test_x.slice(0, 0, 512);
+    const auto ref = Mlp().Forward(x, Mode::kFp32);
+    const double range = (ref.max() - ref.min()).item<double>();
+    const auto y = m.Forward(x, Mode::kLowp);
+    EXPECT_LT((y - ref).abs().mean().item<double>(), 0.02 * range) << FormatName(format);
+    // Top-1 agreement: e4m3 keeps 3 mantissa bits, int8 per row about 7.
+    const double agree = format == LowpFormat::kInt8 ? 0.97 : 0.95;
+    EXPECT_GE(y.argmax(1).eq(ref.argmax(1)).to(torch::kFloat64).mean().item<double>(), agree) << FormatName(format);
+    if (format == LowpFormat::kInt8)  // per row: a single row gives the same answer as in a batch
+      EXPECT_TRUE(torch::allclose(m.Forward(x.slice(0, 3, 4), Mode::kLowp), y.slice(0, 3, 4), 1e-5, 1e-5));
+    EXPECT_GE(m.Accuracy(Mode::kLowp) / Mlp().Accuracy(Mode::kFp32), 0.99) << FormatName(format);
+    EXPECT_LT(m.ModelBytes(Mode::kLowp), Mlp().ModelBytes(Mode::kFp32) / 3) << FormatName(format);
+  }
+}
+
+TEST(Quant, HalfPrecisionRunsTheWholeModelInItsDtype) {
+  if (!ProbeHalf(torch::kBFloat16, torch::kCPU).empty()) GTEST_SKIP() << ProbeHalf(torch::kBFloat16, torch::kCPU);
   LayerNet m = Mlp();
-  m.PrepareIntMm();
+  m.PrepareHalf(torch::kBFloat16);
   torch::InferenceMode guard;
   const auto x = Mlp().data().test_x.slice(0, 0, 512);
-  const auto ref = Mlp().Forward(x, Mode::kFp32);
-  const double range = (ref.max() - ref.min()).item<double>();
-  const auto y = m.Forward(x, Mode::kIntMm);
-  EXPECT_LT((y - ref).abs().mean().item<double>(), 0.02 * range);
+  const auto ref = Mlp().Forward(x, Mode::kFp32), y = m.Forward(x, Mode::kHalf);
+  EXPECT_EQ(y.scalar_type(), torch::kFloat32) << "logits come back in fp32";
   EXPECT_GE(y.argmax(1).eq(ref.argmax(1)).to(torch::kFloat64).mean().item<double>(), 0.97);
-  // A single row (padded to 17 inside) gives the same answer as in a batch.
-  EXPECT_TRUE(torch::allclose(m.Forward(x.slice(0, 3, 4), Mode::kIntMm), y.slice(0, 3, 4), 1e-5, 1e-5));
-  EXPECT_GE(m.Accuracy(Mode::kIntMm) / Mlp().Accuracy(Mode::kFp32), 0.99);
-  EXPECT_LT(m.ModelBytes(Mode::kIntMm), Mlp().ModelBytes(Mode::kFp32) / 3);
+  EXPECT_EQ(m.ModelBytes(Mode::kHalf) * 2, Mlp().ModelBytes(Mode::kFp32));
 }
 
 TEST(Quant, CalibrationSetsScalesFromTheObservedRanges) {
@@ -128,17 +149,115 @@ TEST(Quant, TheAccuracyGateFailsAMiscalibratedModelAndPassesACalibratedOne) {
 namespace perfbench::quant {
 namespace {
 
-TEST(Quant, TheIntMmLinearPadsAnyInnerAndOutputSize) {
+TEST(Quant, PaddingRulesPadOnlyWhatTheCudaKernelsNeed) {
+  // CUDA int8 (cuBLASLt): more than 16 rows, k and n multiples of 8.
+  EXPECT_EQ(PaddedShape(LowpFormat::kInt8, true, {1, 768, 768}), (GemmShape{17, 768, 768}));
+  EXPECT_EQ(PaddedShape(LowpFormat::kInt8, true, {16, 768, 768}), (GemmShape{17, 768, 768}));
+  EXPECT_EQ(PaddedShape(LowpFormat::kInt8, true, {17, 768, 768}), (GemmShape{17, 768, 768})) << "fits: kept";
+  EXPECT_EQ(PaddedShape(LowpFormat::kInt8, true, {33, 13, 10}), (GemmShape{33, 16, 16}));
+  // CUDA fp8: k and n multiples of 16, rows as they are.
+  for (const LowpFormat f : {LowpFormat::kFp8RowWise, LowpFormat::kFp8TensorWise}) {
+    EXPECT_EQ(PaddedShape(f, true, {1, 768, 24}), (GemmShape{1, 768, 32}));
+    EXPECT_EQ(PaddedShape(f, true, {16, 8, 16}), (GemmShape{16, 16, 16}));
+    EXPECT_EQ(PaddedShape(f, true, {17, 64, 64}), (GemmShape{17, 64, 64}));
+    EXPECT_EQ(PaddedShape(f, true, {33, 64, 64}), (GemmShape{33, 64, 64}));
+  }
+  // The CPU pads nothing, but int8's inner size 1 (LibTorch 2.11's CPU _int_mm is wrong there).
+  for (const LowpFormat f : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise})
+    for (const int64_t m : {1, 16, 17, 33}) EXPECT_EQ(PaddedShape(f, false, {m, 13, 10}), (GemmShape{m, 13, 10}));
+  EXPECT_EQ(PaddedShape(LowpFormat::kInt8, false, {3, 1, 7}), (GemmShape{3, 2, 7}));
+  EXPECT_EQ(PaddedShape(LowpFormat::kFp8TensorWise, false, {3, 1, 7}), (GemmShape{3, 1, 7}));
+}
+
+TEST(Quant, TheGemmWeightIsTheTransposedViewOfAContiguousNByKWeight) {
   torch::manual_seed(5);
-  for (int64_t in : {13, 8, 1}) {
-    const auto w = torch::randn({7, in}), b = torch::randn({7}), x = torch::randn({3, 5, in});
-    const IntMmLinear l = IntMmLinear::Prepare(w, b);
-    EXPECT_EQ(l.wq_t.size(0) % 8, 0) << in;
-    EXPECT_EQ(l.wq_t.size(1) % 8, 0) << in;
-    const auto ref = torch::nn::functional::linear(x, w, b), y = l(x);
-    ASSERT_EQ(y.sizes(), ref.sizes()) << in;
-    // Per-row and per-channel int8: a few percent of the output range.
-    EXPECT_LT((y - ref).abs().max().item<double>(), 0.05 * (ref.max() - ref.min()).item<double>()) << in;
+  const auto w = torch::randn({24, 40}), b = torch::randn({24});
+  for (const LowpFormat f : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise}) {
+    const auto l = LowpLinear::Prepare(w, b, f);
+    const auto g = l.GemmWeight();
+    EXPECT_EQ(g.sizes(), (std::vector<int64_t>{40, 24})) << "[K, N] as the GEMM reads it";
+    EXPECT_FALSE(g.is_contiguous()) << "not a row-major [K, N] copy (the NN layout)";
+    EXPECT_TRUE(g.t().is_contiguous()) << "its transpose, the stored [N, K] weight, is contiguous: TN";
+  }
+}
+
+TEST(Quant, LowpLinearsMatchFp32ForEveryRowCountAndOddSizes) {
+  torch::manual_seed(5);
+  for (const LowpFormat f : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise})
+    for (const int64_t in : {13, 8, 1})
+      for (const int64_t rows : {1, 16, 17, 33}) {
+        const auto w = torch::randn({7, in}), b = torch::randn({7}), x = torch::randn({rows, in});
+        const auto l = LowpLinear::Prepare(w, b, f);
+        const auto ref = torch::nn::functional::linear(x, w, b), y = l(x);
+        ASSERT_EQ(y.sizes(), ref.sizes()) << FormatName(f) << " " << in << " " << rows;
+        // int8 per row and channel, e4m3 per tensor: a few percent of the output range.
+        EXPECT_LT((y - ref).abs().max().item<double>(), 0.06 * (ref.max() - ref.min()).item<double>())
+            << FormatName(f) << " " << in << " " << rows;
+      }
+  // An all-zero row quantizes to zeros, not NaN: its output is the bias.
+  const auto l = LowpLinear::Prepare(torch::randn({7, 8}), torch::ones({7}), LowpFormat::kInt8);
+  EXPECT_TRUE(torch::equal(l(torch::zeros({2, 8})), torch::ones({2, 7})));
+}
+
+// The top-level ATen ops a call makes (what a profiler's trace shows),
+// counted with a RecordFunction callback; views and no-op conversions are
+// not kernels and are left out.
+std::vector<std::string> TopLevelOps(const std::function<void()>& call) {
+  static thread_local int depth = 0;
+  static thread_local std::vector<std::string>* seen = nullptr;
+  std::vector<std::string> ops;
+  seen = &ops;
+  depth = 0;
+  auto handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(
+          [](const at::RecordFunction& fn) -> std::unique_ptr<at::ObserverContext> {
+            if (depth++ == 0) seen->push_back(fn.name());
+            return nullptr;
+          },
+          [](const at::RecordFunction&, at::ObserverContext*) { --depth; })
+          .scopes({at::RecordScope::FUNCTION}));
+  call();
+  at::removeCallback(handle);
+  static const std::set<std::string> kViews = {"aten::reshape", "aten::view",   "aten::slice",    "aten::t",
+                                               "aten::unsqueeze", "aten::transpose", "aten::as_strided",
+                                               "aten::empty",   "aten::alias",  "aten::_reshape_alias"};
+  std::erase_if(ops, [](const std::string& op) { return kViews.count(op) > 0; });
+  return ops;
+}
+
+TEST(Quant, AQuantizedLinearMakesAtMostHalfTheOpsOfTheOldForm) {
+  // The old int8 form made 14: abs, amax, clamp_min, div, div, round, clamp,
+  // to, constant_pad_nd, _int_mm, to, mul, mul, add.
+  constexpr size_t kOld = 14;
+  torch::manual_seed(5);
+  const auto w = torch::randn({256, 256}), b = torch::randn({256}), x = torch::randn({32, 256});
+  torch::InferenceMode guard;
+  for (const LowpFormat f : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise}) {
+    const auto l = LowpLinear::Prepare(w, b, f);
+    l(x);  // first call: grows the zero points
+    const auto ops = TopLevelOps([&] { l(x); });
+    std::string list;
+    for (const auto& op : ops) list += op + " ";
+    std::cout << FormatName(f) << ": " << ops.size() << " ops: " << list << "\n";
+    EXPECT_LE(ops.size(), kOld / 2) << FormatName(f) << ": " << list;
+    EXPECT_EQ(std::count(ops.begin(), ops.end(), f == LowpFormat::kInt8 ? "aten::_int_mm" : "aten::_scaled_mm"), 1)
+        << list;
+  }
+}
+
+TEST(Quant, ProbesSayWhyAPrecisionCannotRun) {
+  // LibTorch 2.11's CPU _scaled_mm scales per tensor only.
+  EXPECT_EQ(ProbeLowp(LowpFormat::kFp8TensorWise, torch::kCPU), "");
+  EXPECT_EQ(ProbeLowp(LowpFormat::kInt8, torch::kCPU), "");
+  const std::string row_wise = ProbeLowp(LowpFormat::kFp8RowWise, torch::kCPU);
+  EXPECT_NE(row_wise.find("fp8 row-wise does not run on cpu: at::_scaled_mm says"), std::string::npos) << row_wise;
+  EXPECT_NE(row_wise.find("per-tensor"), std::string::npos) << row_wise;
+  EXPECT_EQ(row_wise.find('\n'), std::string::npos) << "one line";
+  // Half precision on the CPU: what oneDNN reports, with the reason when it is not native.
+  for (const auto dtype : {torch::kBFloat16, torch::kHalf}) {
+    const std::string why = ProbeHalf(dtype, torch::kCPU);
+    if (!why.empty()) EXPECT_NE(why.find("no native support on this CPU"), std::string::npos) << why;
+    EXPECT_EQ(ProbeHalf(dtype, torch::kCPU), why) << "probed once, the same answer";
   }
 }
 
@@ -174,7 +293,7 @@ TEST(Quant, ResNet50StaticInt8KeepsItsAccuracyAndFoldingKeepsTheOutputs) {
   EXPECT_GE(stat->Accuracy(Mode::kStatic) / fp32, 0.98);
   EXPECT_LT(stat->ModelBytes(Mode::kStatic), net.ModelBytes(Mode::kFp32) / 3);
   EXPECT_FALSE(net.Unsupported(Mode::kDynamic).empty());
-  EXPECT_FALSE(net.Unsupported(Mode::kIntMm).empty());
+  EXPECT_FALSE(net.Unsupported(Mode::kLowp).empty());
 }
 
 TEST(Quant, APrecisionAModelDoesNotRunFailsTheVariantWithItsReason) {

@@ -92,3 +92,25 @@ TEST(LatencyPercentiles, NearestRankWithMlperfMinimumQueryCounts) {
 
 }  // namespace
 }  // namespace perfbench::stats
+
+TEST(BinomialInterval, MatchesScipyExactInterval) {
+  // scipy.stats.binomtest(k, n).proportion_ci(confidence_level=0.95,
+  // method='exact') (SciPy 1.17.1, Python 3.11): Clopper-Pearson.
+  struct Case {
+    long long k, n;
+    double lo, hi;
+  };
+  const Case cases[] = {{0, 2048, 0.0, 0.0017995894645376669},
+                        {3, 2048, 0.00030218793271128433, 0.004274871147354257},
+                        {17, 1024, 0.009699995964636712, 0.02644800790968007},
+                        {50, 100, 0.39832112950330095, 0.6016788704966991},
+                        {100, 100, 0.9637833073548094, 1.0},
+                        {1, 10, 0.0025285785444625728, 0.44501611702819543}};
+  for (const auto& c : cases) {
+    const auto ci = perfbench::stats::BinomialInterval(c.k, c.n);
+    EXPECT_NEAR(ci.lo, c.lo, 1e-9) << c.k << "/" << c.n;
+    EXPECT_NEAR(ci.hi, c.hi, 1e-9) << c.k << "/" << c.n;
+  }
+  EXPECT_THROW(perfbench::stats::BinomialInterval(5, 4), std::invalid_argument);
+  EXPECT_EQ(perfbench::stats::BinomialInterval(0, 0).hi, 1.0);
+}

@@ -1,5 +1,7 @@
 #include "perfbench/statistics.h"
 
+#include <boost/math/distributions/binomial.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -79,6 +81,16 @@ size_t MinimumQueriesFor(double q) {
 std::optional<double> LatencyPercentile(const std::vector<double>& v, double q) {
   if (v.size() < MinimumQueriesFor(q)) return std::nullopt;
   return PercentileNearestRank(v, q);
+}
+
+Interval BinomialInterval(long long successes, long long trials, double confidence) {
+  if (successes < 0 || successes > trials) throw std::invalid_argument("successes outside [0, trials]");
+  if (trials == 0) return {};
+  using Binomial = boost::math::binomial_distribution<double>;
+  const double alpha = (1 - confidence) / 2;
+  const auto n = static_cast<double>(trials), k = static_cast<double>(successes);
+  // Boost's bounds are Clopper-Pearson's by default; each tail gets alpha.
+  return {Binomial::find_lower_bound_on_p(n, k, alpha), Binomial::find_upper_bound_on_p(n, k, alpha)};
 }
 
 }  // namespace perfbench::stats

@@ -1,7 +1,8 @@
 // quant/bert: the shared BERT encoder (common/bert.cc) trained on a topic
-// task, run with its Linear layers in int8 dynamic (PyTorch's canonical
-// quantize_dynamic case) or through _int_mm; embeddings, layer norms,
-// softmax and GELU stay fp32.
+// task, run in bf16 / fp16, or with its Linear layers in int8 dynamic
+// (PyTorch's canonical quantize_dynamic case) or through _int_mm or fp8's
+// _scaled_mm; embeddings, layer norms, softmax and GELU then stay in the
+// activations' dtype (fp32, or bf16 for fp8 on a GPU).
 //   task: a sequence opens with token 0 ([CLS]); ten topics, each a band of
 //     19 ids among the first 200; every other token is drawn from the
 //     label's band with probability 0.3, else uniformly (bert_net.cc says
@@ -27,8 +28,9 @@ class BertNet : public QuantNet {
   static double TrainingFlop(const std::string& size);
   std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<BertNet>(*this); }
   std::string Unsupported(Mode mode) const override;
+  void PrepareHalf(torch::ScalarType dtype) override;
+  void PrepareLowp(LowpFormat format, torch::ScalarType activations) override;
   void PrepareDynamic() override;
-  void PrepareIntMm() override;
   void Calibrate(Observer observer, double miscalibrate = 1.0) override;
   torch::Tensor Forward(const torch::Tensor& ids, Mode mode) const override;
   int64_t ModelBytes(Mode mode) const override;
@@ -40,7 +42,7 @@ class BertNet : public QuantNet {
   struct Linear {
     torch::Tensor weight, bias;
     c10::IValue packed;
-    IntMmLinear intmm;
+    LowpLinear lowp;
   };
   torch::Tensor Apply(const std::string& name, const torch::Tensor& x, Mode mode) const;
   torch::Tensor LayerNorm(const std::string& name, const torch::Tensor& x) const;

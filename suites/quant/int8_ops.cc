@@ -81,41 +81,4 @@ std::map<std::string, QParams> ActivationObserver::Finish(Observer observer, boo
   return out;
 }
 
-IntMmLinear IntMmLinear::Prepare(const torch::Tensor& weight, const torch::Tensor& bias) {
-  torch::NoGradGuard no_grad;
-  IntMmLinear l;
-  const torch::Device device = weight.device();
-  const auto w = weight.detach().to(torch::kCPU, torch::kFloat32);
-  l.out = w.size(0);
-  l.in = w.size(1);
-  const int64_t npad = (l.out + 7) / 8 * 8, kpad = (l.in + 7) / 8 * 8;
-  auto scale = w.abs().amax(1).clamp_min(1e-8) / 127.0;  // per output channel
-  auto wq = (w / scale.unsqueeze(1)).round().clamp(-127, 127).to(torch::kInt8);
-  wq = torch::constant_pad_nd(wq, {0, kpad - l.in, 0, npad - l.out});
-  scale = torch::constant_pad_nd(scale, {0, npad - l.out}, 1.0);
-  l.wq_t = wq.t().contiguous().to(device);
-  l.w_scale = scale.to(device);
-  l.bias = bias.detach().to(device);
-  return l;
-}
-
-torch::Tensor IntMmLinear::operator()(const torch::Tensor& input) const {
-  auto x = input.reshape({-1, in});
-  const int64_t m = x.size(0);
-  auto sx = x.abs().amax(1, /*keepdim=*/true).clamp_min(1e-8) / 127.0;
-  auto xq = (x / sx).round().clamp(-127, 127).to(torch::kInt8);
-  xq = torch::constant_pad_nd(xq, {0, wq_t.size(0) - in, 0, std::max<int64_t>(17 - m, 0)});
-  auto acc = at::_int_mm(xq, wq_t).slice(0, 0, m).slice(1, 0, out);
-  auto y = acc.to(torch::kFloat32) * sx * w_scale.slice(0, 0, out) + bias;
-  std::vector<int64_t> shape = input.sizes().vec();
-  shape.back() = out;
-  return y.reshape(shape);
-}
-
-void IntMmLinear::To(const torch::Device& device) {
-  wq_t = wq_t.to(device);
-  w_scale = w_scale.to(device);
-  bias = bias.to(device);
-}
-
 }  // namespace perfbench::quant

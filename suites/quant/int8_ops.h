@@ -1,7 +1,7 @@
 // The int8 building blocks the quant suite's models share: the quantized
 // engine, weight quantization, activation quantization parameters and their
-// observers, boxed calls into LibTorch's quantized:: CPU kernels, and the
-// int8 GEMM through at::_int_mm (the int8 path LibTorch offers on GPUs).
+// observers, and boxed calls into LibTorch's quantized:: CPU kernels (the
+// GPU's int8 and fp8 GEMMs are in lowp_linear.h).
 #pragma once
 
 #include <map>
@@ -57,23 +57,6 @@ class ActivationObserver {
     std::vector<torch::Tensor> sample;
   };
   std::map<std::string, Range> ranges_;
-};
-
-// A Linear layer for at::_int_mm (int8 x int8 -> int32): weights int8 per
-// output channel, activations per row, both symmetric. CUDA's kernel needs
-// more than 16 rows and inner and output sizes that are multiples of 8:
-// rows, the inner dimension and the outputs are zero-padded to fit (the
-// padding adds nothing to the products).
-struct IntMmLinear {
-  torch::Tensor wq_t;     // int8 [K padded, N padded]
-  torch::Tensor w_scale;  // fp32 [N padded]
-  torch::Tensor bias;     // fp32 [N]
-  int64_t in = 0, out = 0;
-
-  static IntMmLinear Prepare(const torch::Tensor& weight, const torch::Tensor& bias);
-  // x: [..., in] fp32 on the weights' device; returns [..., out].
-  torch::Tensor operator()(const torch::Tensor& x) const;
-  void To(const torch::Device& device);
 };
 
 }  // namespace perfbench::quant

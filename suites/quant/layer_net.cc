@@ -78,8 +78,8 @@ void LayerNet::InitLayers(int64_t in, int64_t hidden, int64_t image) {
 }
 
 torch::Tensor LayerNet::Forward(const torch::Tensor& x, Mode mode) const {
-  const auto input = x.device() == device_ ? x : x.to(device_);
-  return mode == Mode::kStatic ? Static(input) : Float(input, mode, nullptr);
+  if (mode == Mode::kStatic) return Static(x.device() == device_ ? x : x.to(device_));
+  return Logits(Float(In(x), mode, nullptr));
 }
 
 // fp32, dynamic and _int_mm: float activations between layers. With an
@@ -90,7 +90,7 @@ torch::Tensor LayerNet::Float(torch::Tensor x, Mode mode, ActivationObserver* ob
     if (!l.conv && x.dim() > 2) x = x.reshape({x.size(0), -1});
     if (observer) observer->Record(l.name + ".in", x);
     if (l.conv) x = torch::conv2d(x, l.weight, l.bias, 1, 1);
-    else if (mode == Mode::kIntMm) x = l.intmm(x);
+    else if (mode == Mode::kLowp) x = l.lowp(x);
     else if (mode == Mode::kDynamic) x = CallOp("quantized::linear_dynamic", "", {x, l.packed, reduce_range_}).toTensor();
     else x = torch::nn::functional::linear(x, l.weight, l.bias);
     if (l.relu_after) x = torch::relu(x);
@@ -115,9 +115,21 @@ torch::Tensor LayerNet::Static(torch::Tensor x) const {
   return x.dequantize();
 }
 
-void LayerNet::PrepareIntMm() {
-  for (auto& l : layers_)
-    if (!l.conv) l.intmm = IntMmLinear::Prepare(l.weight, l.bias);
+void LayerNet::PrepareHalf(torch::ScalarType dtype) {
+  act_dtype_ = dtype;
+  for (auto& l : layers_) {
+    l.weight = l.weight.to(dtype);
+    l.bias = l.bias.to(dtype);
+  }
+}
+
+void LayerNet::PrepareLowp(LowpFormat format, torch::ScalarType activations) {
+  act_dtype_ = activations;
+  for (auto& l : layers_) {
+    if (!l.conv) l.lowp = LowpLinear::Prepare(l.weight, l.bias, format, activations);
+    l.weight = l.weight.to(activations);
+    l.bias = l.bias.to(activations);
+  }
 }
 
 void LayerNet::To(const torch::Device& device) {
@@ -125,7 +137,6 @@ void LayerNet::To(const torch::Device& device) {
   for (auto& l : layers_) {
     l.weight = l.weight.to(device);
     l.bias = l.bias.to(device);
-    if (l.intmm.wq_t.defined()) l.intmm.To(device);
   }
 }
 
@@ -154,10 +165,12 @@ void LayerNet::Calibrate(Observer observer, double miscalibrate) {
 
 int64_t LayerNet::ModelBytes(Mode mode) const {
   int64_t bytes = 0;
+  const int64_t width = torch::elementSize(act_dtype_);
   for (const auto& l : layers_) {
-    const bool int8 = mode == Mode::kStatic || (mode != Mode::kFp32 && !l.conv);
-    bytes += l.weight.numel() * (int8 ? 1 : 4) + l.bias.numel() * 4;
-    if (int8) bytes += mode == Mode::kIntMm ? l.weight.size(0) * 4 : 8;  // scales per channel, or scale + zero point
+    if (mode == Mode::kLowp && l.lowp.defined()) bytes += l.lowp.Bytes();
+    else if (mode == Mode::kStatic || (mode == Mode::kDynamic && !l.conv))
+      bytes += l.weight.numel() + l.bias.numel() * 4 + 8;  // int8, fp32 biases, scale + zero point
+    else bytes += (l.weight.numel() + l.bias.numel()) * (mode == Mode::kFp32 ? 4 : width);
   }
   return bytes;
 }

@@ -4,8 +4,9 @@
 //   cnn  the dataloader suite's synthetic images (stripes and colours per
 //        class) under heavy pixel noise, 3x16x16 / 3x32x32;
 //        conv-relu-pool x2, Linear.
-// Every Mode: dynamic quantizes the Linear layers (convolutions stay fp32,
-// as PyTorch's dynamic quantization does); static observes every layer's
+// Every Mode: dynamic and the int8 / fp8 GEMMs quantize the Linear layers
+// (convolutions stay in floating point, as PyTorch's dynamic quantization
+// and torchao's float8 recipe leave them); static observes every layer's
 // input and (post-ReLU) output; quantized::linear(_relu),
 // quantized::conv2d(_relu).new, quantized max pooling, logits dequantized.
 // Weights per tensor, symmetric.
@@ -20,8 +21,9 @@ class LayerNet : public QuantNet {
   LayerNet(const std::string& name, const std::string& size, uint64_t seed);
   std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<LayerNet>(*this); }
   std::string Unsupported(Mode) const override { return ""; }
+  void PrepareHalf(torch::ScalarType dtype) override;
+  void PrepareLowp(LowpFormat format, torch::ScalarType activations) override;
   void PrepareDynamic() override;
-  void PrepareIntMm() override;
   void Calibrate(Observer observer, double miscalibrate = 1.0) override;
   torch::Tensor Forward(const torch::Tensor& x, Mode mode) const override;
   int64_t ModelBytes(Mode mode) const override;
@@ -35,7 +37,7 @@ class LayerNet : public QuantNet {
     bool pool_after = false;  // 2x2 max pool after the ReLU
     torch::Tensor weight, bias;
     c10::IValue packed;  // prepacked int8 weights
-    IntMmLinear intmm;
+    LowpLinear lowp;
   };
   void InitLayers(int64_t in, int64_t hidden, int64_t image);
   torch::Tensor Static(torch::Tensor x) const;

@@ -11,13 +11,15 @@ namespace perfbench::quant {
 
 Mode ParseMode(const std::string& precision) {
   if (precision == "fp32") return Mode::kFp32;
+  if (precision == "bf16" || precision == "fp16") return Mode::kHalf;
+  if (precision == "fp8") return Mode::kLowp;
   if (precision == "int8_dynamic") return Mode::kDynamic;
   if (precision == "int8_static" || precision == "int8_static_pct") return Mode::kStatic;
-  if (precision == "int8_intmm") return Mode::kIntMm;
+  if (precision == "int8_intmm") return Mode::kLowp;
   throw std::invalid_argument("unknown precision '" + precision + "'");
 }
 
-double QuantNet::Accuracy(Mode mode) const {
+torch::Tensor QuantNet::Predictions(Mode mode) const {
   torch::InferenceMode guard;
   std::vector<torch::Tensor> parts;
   const auto& x = data_.test_x;
@@ -25,7 +27,16 @@ double QuantNet::Accuracy(Mode mode) const {
     auto chunk = x.slice(0, i, std::min(i + 256, x.size(0)));
     parts.push_back(Forward(chunk.to(device_), mode).argmax(1).to(torch::kCPU));
   }
-  return torch::cat(parts).eq(data_.test_y).to(torch::kFloat64).mean().item<double>();
+  return torch::cat(parts);
+}
+
+double QuantNet::Accuracy(Mode mode) const {
+  return Predictions(mode).eq(data_.test_y).to(torch::kFloat64).mean().item<double>();
+}
+
+torch::Tensor QuantNet::In(const torch::Tensor& x) const {
+  auto y = x.device() == device_ ? x : x.to(device_);
+  return y.is_floating_point() && y.scalar_type() != act_dtype_ ? y.to(act_dtype_) : y;
 }
 
 std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed) {

@@ -15,19 +15,24 @@
 #include <torch/torch.h>
 
 #include "int8_ops.h"
+#include "lowp_linear.h"
 
 namespace perfbench::quant {
 
 // How a forward pass runs:
 //   kFp32     the trained model in fp32
+//   kHalf     every weight and activation in bf16 or fp16 (PrepareHalf)
 //   kDynamic  int8 weights, activations quantized on the fly per call
 //             (quantized::linear_dynamic; convolutions stay fp32)
 //   kStatic   int8 weights and activations with qparams from calibration
-//   kIntMm    int8 dynamic through at::_int_mm (the GPU's int8 path)
-enum class Mode { kFp32, kDynamic, kStatic, kIntMm };
+//   kLowp     the Linear layers through lowp_linear.h (int8 via _int_mm,
+//             the GPU's int8 path, or fp8 via _scaled_mm), activations
+//             quantized per call; the rest in PrepareLowp's dtype
+enum class Mode { kFp32, kHalf, kDynamic, kStatic, kLowp };
 
-// "fp32" | "int8_dynamic" | "int8_static" | "int8_static_pct" | "int8_intmm";
-// throws std::invalid_argument otherwise.
+// "fp32" | "bf16" | "fp16" | "int8_dynamic" | "int8_static" |
+// "int8_static_pct" | "int8_intmm" | "fp8"; throws std::invalid_argument
+// otherwise.
 Mode ParseMode(const std::string& precision);
 
 struct TaskData {
@@ -45,12 +50,16 @@ class QuantNet {
   // Whether `mode` is supported, and why not ("" when it is).
   virtual std::string Unsupported(Mode mode) const = 0;
 
-  // Prepare the int8 forms: packed weights for kDynamic, the _int_mm weights,
-  // or calibration on the held-out calibration split for kStatic. Every
+  // Prepare the low-precision forms, on the device the model is on (To
+  // first): every weight and activation in `dtype` (kHalf); the Linear
+  // layers in `format` with the other layers and the activations between
+  // them in `activations` (kLowp); packed weights for kDynamic; or
+  // calibration on the held-out calibration split for kStatic. Every
   // activation scale is multiplied by `miscalibrate` (tests: 100 is a
   // deliberately broken calibration).
+  virtual void PrepareHalf(torch::ScalarType dtype) = 0;
+  virtual void PrepareLowp(LowpFormat format, torch::ScalarType activations) = 0;
   virtual void PrepareDynamic() = 0;
-  virtual void PrepareIntMm() = 0;
   virtual void Calibrate(Observer observer, double miscalibrate = 1.0) = 0;
   // Activation qparams by name, after Calibrate.
   const std::map<std::string, QParams>& activation_qparams() const { return act_; }
@@ -60,13 +69,22 @@ class QuantNet {
   // Weight bytes in `mode`: int8 weights, fp32 biases, a scale and zero
   // point per int8 tensor or channel (packing overhead not counted).
   virtual int64_t ModelBytes(Mode mode) const = 0;
-  // Moves the fp32 and _int_mm weights (and the test data) to `device`.
+  // Moves the fp32 weights to `device` (before any Prepare).
   virtual void To(const torch::Device& device) = 0;
 
-  // Top-1 accuracy on the held-out test split, in chunks of 256 samples.
+  // Top-1 predictions [test samples] (on the CPU) for the held-out test
+  // split, in chunks of 256 samples; Accuracy is their agreement with the
+  // labels.
+  torch::Tensor Predictions(Mode mode) const;
   double Accuracy(Mode mode) const;
 
  protected:
+  // A floating input in the dtype the prepared form computes in, and logits
+  // back in fp32.
+  torch::Tensor In(const torch::Tensor& x) const;
+  static torch::Tensor Logits(const torch::Tensor& y) { return y.to(torch::kFloat32); }
+
+  torch::ScalarType act_dtype_ = torch::kFloat32;
   TaskData data_;
   std::map<std::string, QParams> act_;
   torch::Device device_{torch::kCPU};

@@ -1,12 +1,15 @@
-// The quant suite: int8 inference against fp32 on the CPU, LoadGen-style
-// scenarios, with the accuracy gate in the same run.
+// The quant suite: int8, fp8 and half-precision inference against fp32,
+// LoadGen-style scenarios, with the accuracy gate in the same run.
 //
 // quant/<model>  mlp, cnn, bert, resnet50 (quant_net.h); params precision
-//   (fp32 | int8_dynamic | int8_static with a min/max observer |
-//   int8_static_pct with a 0.01/99.99 percentile observer; each model's
-//   variants hold the forms it supports: bert fp32 and int8_dynamic,
-//   resnet50 fp32 and the static ones), scenario, size, min_accuracy_ratio. Precisions of one model
-//   and scenario are interleaved; fp32 is the reference.
+//   (fp32 | bf16 | fp16 | fp8 (fp8_scaling rowwise | tensorwise) |
+//   int8_dynamic | int8_static with a min/max observer | int8_static_pct
+//   with a 0.01/99.99 percentile observer; each model's variants hold the
+//   forms it supports: bert no static, resnet50 no fp8 or dynamic),
+//   scenario, size, min_accuracy_ratio. Precisions of one model and
+//   scenario are interleaved; fp32 is the reference (speedup), bf16 the
+//   second one (speedup_bf16). A precision the device cannot run is probed
+//   once and skipped with the reason (lowp_linear.h).
 //   single_stream: a repetition issues `queries` (700 quick, 128 for
 //     resnet50, whose int8 single queries take ~7 ms here; 2048 full) one-
 //     sample queries back to back; per-query latency. latency_p50/p90/p99:
@@ -38,10 +41,10 @@
 // through LibTorch's eager quantized:: kernels can be slower per image in a
 // large batch than fp32). Full-size resnet50 is skipped on the CPU (see
 // SkipReason).
-// On a GPU: fp32 runs on the device, int8_dynamic through at::_int_mm (the
-// int8 GEMM LibTorch offers there), the static precisions are skipped
-// (quantized:: kernels are CPU-only). `--param kernel=int_mm` is not a
-// variant; tests set it to run the _int_mm path on the CPU.
+// On a GPU: fp32, bf16, fp16 and fp8 run on the device, int8_dynamic through
+// at::_int_mm (the int8 GEMM LibTorch offers there), the static precisions
+// are skipped (quantized:: kernels are CPU-only). `--param kernel=int_mm` is
+// not a variant; tests set it to run the _int_mm path on the CPU.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -121,10 +124,8 @@ class QuantWorkload : public Workload {
       return Status::Error("server scenario: latency_bound_ms must be positive and server_queries at least 100");
     const double miscalibrate = std::stod(ctx.params.Get("miscalibrate", "1"));
     engine_ = SelectQEngine();
-    // int8 dynamic on a GPU, or on request on the CPU: _int_mm.
-    const bool intmm =
-        precision_ == "int8_dynamic" && (ctx.settings.device == "cuda" || ctx.params.Get("kernel", "") == "int_mm");
-    mode_ = intmm ? Mode::kIntMm : ParseMode(precision_);
+    const torch::Device device = ctx.settings.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    if (Status st = ChooseKernel(ctx.params, device); !st.ok()) return st;
     // Training happens once (on the CPU), in the first variant's set-up:
     // skipped before it starts when it cannot fit that variant's budget.
     if (!TrainedModels::Get().Has(info_.name, size, ctx.settings.seed)) {
@@ -136,18 +137,15 @@ class QuantWorkload : public Workload {
     auto trained = TrainedModels::Get().Model(info_.name, size, ctx.settings.seed);
     if (const std::string why = trained->Unsupported(mode_); !why.empty()) return Status::Error(why);
     model_ = trained->Clone();  // own packed weights and scales
-    kernel_ = mode_ == Mode::kFp32      ? "aten fp32"
-              : mode_ == Mode::kIntMm   ? "at::_int_mm"
-              : mode_ == Mode::kDynamic ? "quantized::linear_dynamic"
-                                        : "quantized::linear / conv2d";
-    if (mode_ == Mode::kIntMm) model_->PrepareIntMm();
-    if (mode_ == Mode::kDynamic) model_->PrepareDynamic();
-    if (mode_ == Mode::kStatic)
-      model_->Calibrate(precision_ == "int8_static_pct" ? Observer::kPercentile : Observer::kMinMax, miscalibrate);
-    if (ctx.settings.device == "cuda") model_->To(torch::Device(torch::kCUDA));
+    if (device.is_cuda()) model_->To(device);
+    Prepare(device, miscalibrate);
     if (std::string why = MeasuredProjection(ctx.settings); !why.empty()) return Status::Skipped(why);
-    fp32_accuracy_ = trained->Accuracy(Mode::kFp32);
-    accuracy_ = model_->Accuracy(mode_);
+    const auto reference = trained->Predictions(Mode::kFp32), predictions = model_->Predictions(mode_);
+    const auto& labels = model_->data().test_y;
+    fp32_accuracy_ = reference.eq(labels).to(torch::kFloat64).mean().item<double>();
+    accuracy_ = predictions.eq(labels).to(torch::kFloat64).mean().item<double>();
+    disagreements_ = predictions.ne(reference).sum().item<int64_t>();
+    held_out_ = labels.size(0);
     test_ = model_->data().test_x.to(model_->device());
     for (int64_t i = 0; i < std::min<int64_t>(queries_, test_.size(0)); ++i) singles_.push_back(test_.slice(0, i, i + 1));
     return Status::Ok();
@@ -187,6 +185,7 @@ class QuantWorkload : public Workload {
     }
     rec.Add("accuracy", accuracy_);
     rec.Add("accuracy_ratio", accuracy_ / fp32_accuracy_);
+    rec.Add("disagreements", static_cast<double>(disagreements_));
     rec.Add("model_bytes", static_cast<double>(model_->ModelBytes(mode_)));
     return Status::Ok();
   }
@@ -208,11 +207,66 @@ class QuantWorkload : public Workload {
     if (!p90_note_.empty()) a["latency_p90"] = p90_note_;
     if (!p99_note_.empty()) a["latency_p99"] = p99_note_;
     if (!server_note_.empty()) a["server"] = server_note_;
+    if (mode_ == Mode::kLowp) a["layout"] = "TN: weight [N,K] contiguous, passed to the GEMM as its transposed view";
+    if (!fp8_scaling_.empty()) a["fp8_scaling"] = fp8_scaling_ + " (weights per output channel)";
+    a["accuracy_tiers"] = AccuracyTiers();
     return a;
   }
 
  private:
   torch::Tensor Forward(const torch::Tensor& x) const { return model_->Forward(x, mode_); }
+
+  // MLPerf's two accuracy targets (99% and 99.9% of the reference's), and
+  // how many held-out predictions differ from fp32's, with the exact 95%
+  // interval of that share.
+  std::string AccuracyTiers() const {
+    const double ratio = accuracy_ / fp32_accuracy_;
+    const auto ci = stats::BinomialInterval(disagreements_, held_out_);
+    return fmt::format("{} held-out samples; 99% tier {}, 99.9% tier {} (accuracy {:.2f}% of fp32's); {} predictions "
+                       "differ from fp32's ({:.3f}%, 95% interval [{:.3f}%, {:.3f}%], Clopper-Pearson)",
+                       held_out_, ratio >= 0.99 ? "met" : "missed", ratio >= 0.999 ? "met" : "missed", 100 * ratio,
+                       disagreements_, held_out_ ? 100.0 * static_cast<double>(disagreements_) / static_cast<double>(held_out_) : 0.0,
+                       100 * ci.lo, 100 * ci.hi);
+  }
+
+  // The kernel the precision runs through on `device`, probed once per
+  // process: a precision the device cannot run is skipped with the reason.
+  Status ChooseKernel(const Params& params, const torch::Device& device) {
+    // int8 dynamic on a GPU, or on request on the CPU: _int_mm.
+    const bool intmm =
+        precision_ == "int8_dynamic" && (device.is_cuda() || params.Get("kernel", "") == "int_mm");
+    mode_ = intmm ? Mode::kLowp : ParseMode(precision_);
+    if (precision_ == "fp8") {
+      // Row-wise where LibTorch runs it (CUDA); its CPU _scaled_mm scales per tensor only.
+      fp8_scaling_ = params.Get("fp8_scaling", device.is_cuda() ? "rowwise" : "tensorwise");
+      if (fp8_scaling_ != "rowwise" && fp8_scaling_ != "tensorwise")
+        return Status::Error("fp8_scaling '" + fp8_scaling_ + "': expected rowwise or tensorwise");
+    }
+    format_ = precision_ != "fp8"             ? LowpFormat::kInt8
+              : fp8_scaling_ == "rowwise" ? LowpFormat::kFp8RowWise
+                                          : LowpFormat::kFp8TensorWise;
+    const auto half = precision_ == "fp16" ? torch::kHalf : torch::kBFloat16;
+    const std::string why = mode_ == Mode::kHalf ? ProbeHalf(half, device)
+                            : mode_ == Mode::kLowp ? ProbeLowp(format_, device)
+                                                   : "";
+    if (!why.empty()) return Status::Skipped(why);
+    kernel_ = mode_ == Mode::kFp32      ? "aten fp32"
+              : mode_ == Mode::kHalf    ? "aten " + precision_
+              : mode_ == Mode::kLowp    ? (format_ == LowpFormat::kInt8 ? "at::_int_mm" : "at::_scaled_mm e4m3")
+              : mode_ == Mode::kDynamic ? "quantized::linear_dynamic"
+                                        : "quantized::linear / conv2d";
+    return Status::Ok();
+  }
+
+  void Prepare(const torch::Device& device, double miscalibrate) {
+    if (mode_ == Mode::kHalf) model_->PrepareHalf(precision_ == "fp16" ? torch::kHalf : torch::kBFloat16);
+    // fp8 on a GPU keeps bf16 between its GEMMs (row-wise _scaled_mm outputs bf16), as torchao's recipe does.
+    if (mode_ == Mode::kLowp)
+      model_->PrepareLowp(format_, format_ != LowpFormat::kInt8 && device.is_cuda() ? torch::kBFloat16 : torch::kFloat32);
+    if (mode_ == Mode::kDynamic) model_->PrepareDynamic();
+    if (mode_ == Mode::kStatic)
+      model_->Calibrate(precision_ == "int8_static_pct" ? Observer::kPercentile : Observer::kMinMax, miscalibrate);
+  }
 
   // Seconds of one answered query of `n` samples (after one untimed call).
   double TimeQuery(const torch::Tensor& x, int64_t n) const {
@@ -280,6 +334,9 @@ class QuantWorkload : public Workload {
   std::string server_note_;
   std::string precision_, scenario_, engine_, kernel_, p90_note_, p99_note_;
   Mode mode_ = Mode::kFp32;
+  LowpFormat format_ = LowpFormat::kInt8;
+  std::string fp8_scaling_;
+  int64_t disagreements_ = 0, held_out_ = 0;
   torch::Tensor test_;
   double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;
   int64_t queries_ = 700;
@@ -305,14 +362,15 @@ std::string SkipReason(const std::string& model, const Params& p, const std::str
 
 const std::vector<QuantModelInfo>& QuantModels() {
   static const std::vector<QuantModelInfo> models = {
-      {"mlp", "int8 vs fp32 inference of a trained MLP (Linear-heavy)",
-       {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"}, 700, "10"},
-      {"cnn", "int8 vs fp32 inference of a trained small CNN", {"fp32", "int8_dynamic", "int8_static", "int8_static_pct"},
-       700, "10"},
-      {"bert", "BERT encoder (base at full size, sequence 384), int8 dynamic of its Linear layers vs fp32",
-       {"fp32", "int8_dynamic"}, 700, "130"},
-      {"resnet50", "ResNet-50 v1.5 (224x224 at full size), batch norm folded, int8 static vs fp32",
-       {"fp32", "int8_static", "int8_static_pct"}, 128, "15"},
+      {"mlp", "int8, fp8 and half precision vs fp32 inference of a trained MLP (Linear-heavy)",
+       {"fp32", "bf16", "fp16", "fp8", "int8_dynamic", "int8_static", "int8_static_pct"}, 700, "10"},
+      {"cnn", "int8, fp8 and half precision vs fp32 inference of a trained small CNN",
+       {"fp32", "bf16", "fp16", "fp8", "int8_dynamic", "int8_static", "int8_static_pct"}, 700, "10"},
+      {"bert", "BERT encoder (base at full size, sequence 384): half precision, fp8 and int8 dynamic of its Linear "
+               "layers vs fp32",
+       {"fp32", "bf16", "fp16", "fp8", "int8_dynamic"}, 700, "130"},
+      {"resnet50", "ResNet-50 v1.5 (224x224 at full size), batch norm folded: half precision and int8 static vs fp32",
+       {"fp32", "bf16", "fp16", "int8_static", "int8_static_pct"}, 128, "15"},
   };
   return models;
 }
@@ -326,7 +384,9 @@ WorkloadInfo Info(const QuantModelInfo& model) {
                   {"latency_p90", "s", Better::kLower},     {"latency_p99", "s", Better::kLower},
                   {"throughput", "samples/s", Better::kHigher}, {"accuracy", "1", Better::kHigher},
                   {"accuracy_ratio", "ratio", Better::kHigher}, {"model_bytes", "bytes", Better::kLower},
-                  {"speedup", "ratio", Better::kHigher},     {"server_rate", "queries/s", Better::kHigher}};
+                  {"speedup", "ratio", Better::kHigher},     {"server_rate", "queries/s", Better::kHigher},
+                  {"speedup_bf16", "ratio", Better::kHigher},
+                  {"disagreements", "predictions", Better::kLower}};
   auto variants = [&](const std::string& size) {
     return Params::Product({{"scenario", {"single_stream", "offline"}},
                             {"precision", model.precisions},
@@ -337,7 +397,9 @@ WorkloadInfo Info(const QuantModelInfo& model) {
   info.quick_variants = variants("quick");
   info.compare_param = "precision";
   info.reference_value = "fp32";
-  info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant}};
+  // On a GPU the honest baseline is half precision: speedup_bf16 is over bf16.
+  info.derived = {{"speedup", "step_time", DerivedMetric::Kind::kReferenceOverVariant},
+                  {"speedup_bf16", "step_time", DerivedMetric::Kind::kReferenceOverVariant, "bf16"}};
   info.skip_reason = [name = model.name](const Params& p, const std::string& device) {
     return SkipReason(name, p, device);
   };

@@ -25,8 +25,11 @@ class ResNetNet : public QuantNet {
   static double TrainingFlop(const std::string& size);
   std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<ResNetNet>(*this); }
   std::string Unsupported(Mode mode) const override;
+  // bf16 / fp16; on CUDA the convolutions' weights and the input go
+  // channels-last (NHWC, what cuDNN's tensor-core kernels run).
+  void PrepareHalf(torch::ScalarType dtype) override;
+  void PrepareLowp(LowpFormat format, torch::ScalarType activations) override;
   void PrepareDynamic() override;
-  void PrepareIntMm() override;
   void Calibrate(Observer observer, double miscalibrate = 1.0) override;
   torch::Tensor Forward(const torch::Tensor& x, Mode mode) const override;
   int64_t ModelBytes(Mode mode) const override;
@@ -52,6 +55,8 @@ class ResNetNet : public QuantNet {
   torch::Tensor Static(torch::Tensor x) const;
   torch::Tensor QConv(const Conv& c, const torch::Tensor& x) const;
   void Pack(Conv& c) const;
+  // Applies `f` to every weight and bias.
+  void ForEachTensor(const std::function<torch::Tensor(const torch::Tensor&)>& f);
 
   std::shared_ptr<torch::nn::Module> module_;
   std::function<torch::Tensor(const torch::Tensor&)> module_forward_;
@@ -60,6 +65,7 @@ class ResNetNet : public QuantNet {
   std::vector<Block> blocks_;
   torch::Tensor fc_weight_, fc_bias_;
   c10::IValue fc_packed_;
+  bool channels_last_ = false;
 };
 
 }  // namespace perfbench::quant

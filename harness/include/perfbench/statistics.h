@@ -42,4 +42,12 @@ struct Summary {
 // All zeros for an empty sample.
 Summary Summarize(const std::vector<double>& v);
 
+// The exact (Clopper-Pearson) two-sided interval for a binomial proportion:
+// `successes` of `trials` at `confidence` (0.95); [0, 1] for no trials.
+// Throws std::invalid_argument for successes outside [0, trials].
+struct Interval {
+  double lo = 0, hi = 1;
+};
+Interval BinomialInterval(long long successes, long long trials, double confidence = 0.95);
+
 }  // namespace perfbench::stats
