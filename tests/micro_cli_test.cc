@@ -54,7 +54,7 @@ TEST_F(Micro, QuickStoresKernelRatesWithTheControlAroundThem) {
   auto r = Run("run --suite micro --quick --filter 'gemm.*(fp32|bf16)|bandwidth|conv2d.*fp32' --processes 1 --format none");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto res = Results();
-  for (const char* key : {"micro/gemm/dtype:fp32/n:256 flops", "micro/gemm/dtype:bf16/n:256 flops",
+  for (const char* key : {"micro/gemm/dtype:fp32/layout:TN/n:256 flops", "micro/gemm/dtype:bf16/layout:TN/n:256 flops",
                           "micro/bandwidth/bytes:33554432/op:copy bandwidth",
                           "micro/bandwidth/bytes:33554432/op:add bandwidth",
                           "micro/conv2d/dtype:fp32/layer:conv3 flops"}) {
@@ -64,8 +64,9 @@ TEST_F(Micro, QuickStoresKernelRatesWithTheControlAroundThem) {
     EXPECT_GT(res.at(key)["median"].get<double>(), 0) << key;
   }
   // The rate and the time per call describe the same repetitions.
-  const auto& flops = res.at("micro/gemm/dtype:fp32/n:256 flops")["samples"];
-  const auto& time = res.at("micro/gemm/dtype:fp32/n:256 time")["samples"];
+  // (fp8 and int8 in the TN layout: MicroGemmRunsFp8AndInt8InTheTnLayout.)
+  const auto& flops = res.at("micro/gemm/dtype:fp32/layout:TN/n:256 flops")["samples"];
+  const auto& time = res.at("micro/gemm/dtype:fp32/layout:TN/n:256 time")["samples"];
   ASSERT_EQ(flops.size(), time.size());
   for (size_t i = 0; i < flops.size(); ++i)
     EXPECT_NEAR(flops[i].get<double>() * time[i].get<double>(), 2.0 * 256 * 256 * 256, 1.0);
@@ -92,6 +93,30 @@ TEST_F(Micro, GpuOnlyKernelsAreSkippedWithTheirReasonOnTheCpu) {
   }
 }
 
+// fp8 (e4m3, _scaled_mm) and int8 (_int_mm) GEMMs with B passed as the
+// transposed view of an [n, k] tensor, their products checked against fp64;
+// NN on request; a layout that is neither is refused.
+TEST_F(Micro, MicroGemmRunsFp8AndInt8InTheTnLayout) {
+  auto r = Run("run --suite micro --quick --filter 'gemm.*(int8|fp8)' --processes 1 --repetitions 3 --no-control "
+               "--format none");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto res = Results();
+  for (const char* key : {"micro/gemm/dtype:fp8/layout:TN/n:256 flops", "micro/gemm/dtype:int8/layout:TN/n:256 flops"}) {
+    ASSERT_TRUE(res.count(key)) << key << " not in " << Keys(res);
+    EXPECT_EQ(res.at(key)["status"], "ok") << key << ": " << res.at(key)["reason"];
+    EXPECT_GT(res.at(key)["median"].get<double>(), 0) << key;
+  }
+  r = Run("run --suite micro --quick --filter 'gemm.*int8' --param layout=NN --processes 1 --repetitions 3 "
+          "--no-control --format none");
+  ASSERT_EQ(r.code, 0) << r.err;
+  res = Results();
+  ASSERT_TRUE(res.count("micro/gemm/dtype:int8/layout:NN/n:256 flops")) << Keys(res);
+  EXPECT_EQ(res.at("micro/gemm/dtype:int8/layout:NN/n:256 flops")["status"], "ok");
+  r = Run("run --suite micro --quick --filter 'gemm.*int8' --param layout=XY --processes 1 --no-control");
+  EXPECT_EQ(r.code, 4) << "a failed variant";
+  EXPECT_NE((r.out + r.err).find("layout 'XY': expected TN or NN"), std::string::npos) << r.out << r.err;
+}
+
 TEST_F(Micro, PeakStoresAchievableRatesThatShowPrints) {
   ASSERT_EQ(Run("run --suite selftest --filter 'fake/mode:ok' --repetitions 5 --format none").code, 0);
   auto none = Run("peak --show");
@@ -113,8 +138,16 @@ TEST_F(Micro, PeakStoresAchievableRatesThatShowPrints) {
   ASSERT_TRUE(attrs.contains("max")) << attrs;
   EXPECT_GE(std::stod(attrs["max"].get<std::string>()), fp32["median"].get<double>() * (1 - 1e-5));
   EXPECT_FALSE(attrs.value("max_shape", "").empty());
-  // Each GEMM dtype's share of the default 60 s budget.
-  EXPECT_EQ(attrs.value("budget", "").rfind("15 s of 60 s", 0), 0u) << attrs;
+  // Each GEMM dtype's share of the default 60 s budget (five dtypes, 15% each).
+  EXPECT_EQ(attrs.value("budget", "").rfind("9 s of 60 s", 0), 0u) << attrs;
+  // fp8 and int8 (TN) where this device runs them, else skipped with the kernel's reason.
+  for (const char* key : {"peak/gemm/dtype:fp8 flops", "peak/gemm/dtype:int8 flops"}) {
+    ASSERT_TRUE(res.count(key)) << key << " not in " << Keys(res);
+    const std::string status = res.at(key)["status"];
+    EXPECT_TRUE(status == "ok" || (status == "skipped" && res.at(key)["reason"].get<std::string>().find(
+                                                              "GEMM does not run on") != std::string::npos))
+        << key << ": " << status << " " << res.at(key)["reason"];
+  }
   // --quick on a CPU stops at 1024^3 (full: 2048^3).
   EXPECT_EQ(attrs.value("sweep", "").find("2048x2048x2048"), std::string::npos) << attrs;
   // A later run of this machine shows the achievable peaks beside its results.
@@ -130,9 +163,9 @@ TEST_F(Micro, PeakStoresAchievableRatesThatShowPrints) {
 TEST_F(Micro, PeakKeepsToItsBudgetAndNamesWhatItLeftOut) {
   EXPECT_EQ(Run("peak --budget 0").code, 2);
   EXPECT_EQ(Run("peak --budget -3").code, 2);
-  // A GEMM dtype may spend 0.75 s: a quick shape is projected at 0.25 s and
+  // A GEMM dtype may spend 0.45 s: a quick shape is projected at 0.25 s and
   // takes at least 0.2 s (warm-up and 3 repetitions of 0.05 s), so at most
-  // three of the six start.
+  // two of the six start.
   auto r = Run("peak --quick --budget 3");
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("left out: "), std::string::npos) << r.out;
@@ -145,7 +178,7 @@ TEST_F(Micro, PeakKeepsToItsBudgetAndNamesWhatItLeftOut) {
   EXPECT_NE(left_out.find("(over budget: "), std::string::npos) << left_out;
   ASSERT_FALSE(attrs.value("shape", "").empty());
   EXPECT_EQ(left_out.find(attrs.value("shape", "")), std::string::npos) << left_out;
-  EXPECT_EQ(attrs.value("budget", "").rfind("0.75 s of 3 s", 0), 0u) << attrs;
+  EXPECT_EQ(attrs.value("budget", "").rfind("0.45 s of 3 s", 0), 0u) << attrs;
   const auto run = nlohmann::json::parse(Run("show latest --format json").out)["run"];
   EXPECT_EQ(run["settings"]["param_overrides"]["budget"], nlohmann::json::array({"3"})) << run["settings"];
   // No shape fits 1 ms: every variant is skipped, naming the budget.

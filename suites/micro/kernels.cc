@@ -22,7 +22,14 @@ torch::ScalarType ParseDtype(const std::string& name) {
   if (name == "bf16") return torch::kBFloat16;
   if (name == "fp16") return torch::kFloat16;
   if (name == "int8") return torch::kInt8;
-  throw std::invalid_argument("dtype '" + name + "': expected fp32, bf16, fp16 or int8");
+  if (name == "fp8") return torch::kFloat8_e4m3fn;
+  throw std::invalid_argument("dtype '" + name + "': expected fp32, bf16, fp16, int8 or fp8");
+}
+
+Layout ParseLayout(const std::string& name) {
+  if (name == "TN") return Layout::kTN;
+  if (name == "NN") return Layout::kNN;
+  throw std::invalid_argument("layout '" + name + "': expected TN or NN");
 }
 
 namespace {
@@ -39,7 +46,8 @@ torch::Tensor Operand(torch::ScalarType dtype, int64_t rows, int64_t cols, const
   return torch::randn({rows, cols}, gen, on.dtype(torch::kFloat32)).to(dtype);
 }
 
-// Largest |C - C_ref| / max |C_ref| a dtype may show (fp32 accumulation).
+// Largest |C - C_ref| / max |C_ref| a dtype may show (fp32 accumulation;
+// fp8's bf16 output).
 double Tolerance(torch::ScalarType dtype) {
   if (dtype == torch::kInt8) return 0;
   if (dtype == torch::kFloat32) return 1e-4;
@@ -69,11 +77,14 @@ void CheckSlice(const torch::Tensor& got, const torch::Tensor& a, const torch::T
 
 }  // namespace
 
-Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device) {
+Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device, Layout layout) {
   torch::NoGradGuard no_grad;
-  auto a = Operand(dtype, m, k, device), b = Operand(dtype, k, n, device);
-  const bool int8 = dtype == torch::kInt8;
-  auto product = [int8](const torch::Tensor& x, const torch::Tensor& y) {
+  auto a = Operand(dtype, m, k, device);
+  auto b = layout == Layout::kTN ? Operand(dtype, n, k, device).t() : Operand(dtype, k, n, device);
+  const bool int8 = dtype == torch::kInt8, fp8 = dtype == torch::kFloat8_e4m3fn;
+  const auto one = torch::ones({}, torch::TensorOptions().device(device));
+  auto product = [int8, fp8, one](const torch::Tensor& x, const torch::Tensor& y) {
+    if (fp8) return at::_scaled_mm(x, y, one, one, std::nullopt, std::nullopt, torch::kBFloat16);
     return int8 ? at::_int_mm(x, y) : torch::matmul(x, y);
   };
   // The first rows only: timed for the estimate of a full call (an emulated
@@ -85,10 +96,12 @@ Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torc
   const double rows_s = TimeOneCall(Kernel{[&] { part = product(rows, b); }}, device);
   CheckSlice(part, rows, b, dtype);
   kernel.estimate_s = rows_s * static_cast<double>(m) / static_cast<double>(rows.size(0));
-  auto c = torch::empty({m, n}, a.options().dtype(int8 ? torch::kInt32 : dtype));
+  auto c = torch::empty({m, n}, a.options().dtype(int8 ? torch::kInt32 : fp8 ? torch::kBFloat16 : dtype));
   kernel.flop = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
-  kernel.run = [a, b, c, int8]() mutable {
-    if (int8) {
+  kernel.run = [a, b, c, int8, fp8, one]() mutable {
+    if (fp8) {
+      at::_scaled_mm_out(c, a, b, one, one, std::nullopt, std::nullopt, torch::kBFloat16);
+    } else if (int8) {
       at::_int_mm_out(c, a, b);
     } else {
       at::matmul_out(c, a, b);
@@ -96,6 +109,17 @@ Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torc
   };
   kernel.check = [a, b, c, dtype] { CheckSlice(c, a, b, dtype); };
   return kernel;
+}
+
+std::string GemmUnsupported(torch::ScalarType dtype, const torch::Device& device) {
+  try {
+    Gemm(dtype, 32, 32, 32, device);
+    return "";
+  } catch (const c10::Error& e) {
+    std::string what = e.what_without_backtrace();
+    return std::string(c10::toString(dtype)) + " GEMM does not run on " + device.str() + ": " +
+           what.substr(0, what.find('\n'));
+  }
 }
 
 Kernel Conv2d(torch::ScalarType dtype, int64_t batch, int64_t channels, int64_t hw, const torch::Device& device) {
@@ -203,6 +227,7 @@ BenchCase CaseFor(const std::string& name, Kernel kernel, const torch::Device& d
 Status KernelWorkload::SetUp(const RunContext& ctx) {
   device_ = std::make_unique<torch::Device>(DeviceFor(ctx.settings.device));
   name_ = ctx.params.Encode();
+  if (std::string why = Unsupported(ctx.params, *device_); !why.empty()) return Status::Skipped(why);
   kernel_ = Make(ctx.params, *device_);
   const double call_s = EstimateCall(kernel_, *device_);  // untimed
   const int calls = ctx.settings.repetitions + 2;

@@ -27,10 +27,19 @@ struct Kernel {
 // "cuda" -> the first GPU, anything else -> the CPU.
 torch::Device DeviceFor(const std::string& device);
 
-// "fp32" | "bf16" | "fp16" | "int8"; throws std::invalid_argument otherwise.
+// "fp32" | "bf16" | "fp16" | "int8" | "fp8" (e4m3); throws
+// std::invalid_argument otherwise.
 torch::ScalarType ParseDtype(const std::string& name);
 
-// C = A B with A m x k, B k x n (int8: at::_int_mm into int32), operands
+// How B is stored: NN, row-major [k, n]; TN, [n, k] contiguous and handed
+// to the GEMM as its transposed view (nn.Linear's weight; the layout
+// cuBLASLt's int8 and fp8 kernels run). "NN" | "TN"; throws
+// std::invalid_argument otherwise.
+enum class Layout { kNN, kTN };
+Layout ParseLayout(const std::string& name);
+
+// C = A B with A m x k, B k x n in `layout` (int8: at::_int_mm into int32;
+// fp8: at::_scaled_mm with unit tensor-wise scales into bf16), operands
 // made on `device` (seeded by their shape). At set-up the product of A's
 // first 64 rows is timed (the estimate) and a slice of it checked; `check`
 // checks the same slice of the timed product C: its first and last 8 rows
@@ -38,7 +47,11 @@ torch::ScalarType ParseDtype(const std::string& name);
 // of B on the host (a wrong kernel is not a fast one, and the check costs
 // 16 x 16 x k, not m x n x k). Throws std::runtime_error naming the error
 // when it is off.
-Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device);
+Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torch::Device& device,
+            Layout layout = Layout::kTN);
+// "" when a small GEMM of `dtype` runs on `device`; else why not, in the
+// kernel's words (fp8 needs compute capability 8.9 on CUDA).
+std::string GemmUnsupported(torch::ScalarType dtype, const torch::Device& device);
 // A ResNet-like 3x3 convolution, stride 1, padding 1: batch x channels x hw x hw.
 Kernel Conv2d(torch::ScalarType dtype, int64_t batch, int64_t channels, int64_t hw, const torch::Device& device);
 // dst.copy_(src) (2 bytes moved per byte) or c = a + b (3 per byte), fp32.
@@ -73,6 +86,8 @@ class KernelWorkload : public MicroWorkload {
 
  protected:
   virtual Kernel Make(const Params& p, const torch::Device& device) = 0;
+  // "" when the device runs this variant's kernel, else why not (skipped).
+  virtual std::string Unsupported(const Params&, const torch::Device&) { return ""; }
 
  private:
   std::unique_ptr<torch::Device> device_;

@@ -2,7 +2,13 @@
 // Benchmark (see micro_workload.h), stored like every other suite.
 //
 // micro/gemm       params dtype (fp32 | bf16 | fp16 | int8 through
-//                  at::_int_mm), n (square m = n = k); flops = 2 n^3 / time.
+//                  at::_int_mm | fp8 e4m3 through at::_scaled_mm, bf16
+//                  out), n (square m = n = k), layout (TN: B kept [n, k]
+//                  and passed transposed, as nn.Linear's weight and the
+//                  layout cuBLASLt's int8/fp8 kernels run; NN on request);
+//                  flops = 2 n^3 / time. A dtype the device does not run
+//                  (fp8 below compute capability 8.9) is skipped with the
+//                  kernel's reason.
 //                  Quick n = 256; full n = 1024, 4096 (on a CPU without
 //                  native bf16/fp16 those are skipped at 4096 by the budget).
 //                  The product is checked against fp64 at set-up.
@@ -59,7 +65,11 @@ int64_t Positive(const Params& p, const std::string& key) {
 class GemmKernel final : public KernelWorkload {
   Kernel Make(const Params& p, const torch::Device& device) override {
     const int64_t n = Positive(p, "n");
-    return Gemm(ParseDtype(p.Get("dtype")), n, n, n, device);
+    return Gemm(ParseDtype(p.Get("dtype")), n, n, n, device, ParseLayout(p.Get("layout", "TN")));
+  }
+  std::string Unsupported(const Params& p, const torch::Device& device) override {
+    const auto dtype = ParseDtype(p.Get("dtype"));
+    return dtype == torch::kInt8 || dtype == torch::kFloat8_e4m3fn ? GemmUnsupported(dtype, device) : "";
   }
 };
 
@@ -113,15 +123,23 @@ WorkloadInfo Base(const std::string& name, const std::string& description, const
   return info;
 }
 
-const std::vector<std::string> kGemmDtypes = {"fp32", "bf16", "fp16", "int8"};
+const std::vector<std::string> kGemmDtypes = {"fp32", "bf16", "fp16", "int8", "fp8"};
+
+// Every dtype at `n`, all in the TN layout (so that they share one run).
+std::vector<Params> GemmVariants(const std::string& n) {
+  auto v = Cross("dtype", kGemmDtypes, "n", n);
+  for (auto& p : v) p.Set("layout", "TN");
+  return v;
+}
 
 WorkloadInfo GemmInfo() {
-  WorkloadInfo info = Base("gemm", "matrix multiply, square n: FLOP/s (int8: integer ops/s)", kFlops, "dtype");
+  WorkloadInfo info = Base("gemm", "matrix multiply, square n, B transposed (TN): FLOP/s (int8: integer ops/s)", kFlops,
+                           "dtype");
   for (const char* n : {"1024", "4096"}) {
-    auto v = Cross("dtype", kGemmDtypes, "n", n);
+    auto v = GemmVariants(n);
     info.variants.insert(info.variants.end(), v.begin(), v.end());
   }
-  info.quick_variants = Cross("dtype", kGemmDtypes, "n", "256");
+  info.quick_variants = GemmVariants("256");
   return info;
 }
 

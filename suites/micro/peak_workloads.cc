@@ -5,7 +5,9 @@
 // compute/accelerator/benchmarks/mamf-finder.py): sweep shapes, take the
 // best.
 //
-// peak/gemm       params dtype (fp32 | bf16 | fp16). Shapes: PeakGemmShapes
+// peak/gemm       params dtype (fp32 | bf16 | fp16 | fp8 | int8; the last
+//                 two in the TN layout, where the device runs them, else
+//                 skipped with the reason). Shapes: PeakGemmShapes
 //                 (peak_sweep.h; --quick caps the largest), operands made
 //                 on the device, each product's edge rows and columns
 //                 checked against fp64 after it is timed.
@@ -89,6 +91,7 @@ class PeakWorkload : public MicroWorkload {
   Status SetUp(const RunContext& ctx) override {
     settings_ = &ctx.settings;
     params_ = ctx.params;
+    if (std::string why = Unsupported(DeviceFor(ctx.settings.device)); !why.empty()) return Status::Skipped(why);
     return Status::Ok();
   }
   std::vector<BenchCase> Cases() override { return {}; }
@@ -126,6 +129,8 @@ class PeakWorkload : public MicroWorkload {
 
  protected:
   virtual std::vector<Candidate> Candidates(const torch::Device& device) = 0;
+  // "" when the device runs this variant's kernels, else why not (skipped).
+  virtual std::string Unsupported(const torch::Device&) { return ""; }
   bool quick() const { return settings_->quick; }
   std::string metric_;
   double share_ = 0;  // of the sweep budget
@@ -207,6 +212,11 @@ class PeakGemm final : public PeakWorkload {
   }
 
  private:
+  // fp8 and int8 where the device runs them (fp8: CUDA compute capability 8.9).
+  std::string Unsupported(const torch::Device& device) override {
+    const auto dtype = ParseDtype(params_.Get("dtype"));
+    return dtype == torch::kInt8 || dtype == torch::kFloat8_e4m3fn ? GemmUnsupported(dtype, device) : "";
+  }
   std::vector<Candidate> Candidates(const torch::Device& device) override {
     std::vector<Candidate> c;
     const auto dtype = ParseDtype(params_.Get("dtype"));
@@ -264,7 +274,7 @@ WorkloadInfo Info(const std::string& name, const std::string& description, const
 }
 
 PERFBENCH_REGISTER_WORKLOAD(PeakGemm, Info("gemm", "achievable GEMM FLOP/s: best median over a shape sweep (MAMF)",
-                                           {"flops", "FLOP/s", Better::kHigher}, "dtype", {"fp32", "bf16", "fp16"}));
+                                           {"flops", "FLOP/s", Better::kHigher}, "dtype", {"fp32", "bf16", "fp16", "fp8", "int8"}));
 PERFBENCH_REGISTER_WORKLOAD(PeakBandwidth, Info("bandwidth", "achievable memory bandwidth: best median over array sizes",
                                                 {"bandwidth", "B/s", Better::kHigher}, "op", {"copy", "add"}));
 
