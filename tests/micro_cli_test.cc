@@ -295,7 +295,7 @@ TEST_F(Micro, QuantServerScenarioFindsARateWithinTheP99Bound) {
   ASSERT_EQ(r.code, 0) << r.err << Run("show latest").out;
   const auto res = Results();
   for (const char* precision : {"fp32", "int8_dynamic"}) {
-    const std::string v = std::string("quant/mlp/min_accuracy_ratio:0.99/precision:") + precision +
+    const std::string v = std::string("quant/mlp/latency_bound_ms:200/min_accuracy_ratio:0.99/precision:") + precision +
                           "/scenario:server/size:quick";
     ASSERT_TRUE(res.count(v + " server_rate")) << Keys(res);
     const auto& rate = res.at(v + " server_rate");
@@ -303,12 +303,51 @@ TEST_F(Micro, QuantServerScenarioFindsARateWithinTheP99Bound) {
     EXPECT_GT(rate["median"].get<double>(), 0);
     EXPECT_LE(res.at(v + " latency_p99")["median"].get<double>(), 0.200) << "the bound given";
     EXPECT_NE(rate["attributes"].value("server", "").find("1000 queries each"), std::string::npos) << rate["attributes"];
+    EXPECT_EQ(rate["attributes"].value("server", "").rfind("p99 <= 200 ms", 0), 0u) << rate["attributes"];
   }
-  EXPECT_TRUE(res.count("quant/mlp/min_accuracy_ratio:0.99/precision:int8_dynamic/scenario:server/size:quick speedup"));
+  EXPECT_TRUE(res.count(
+      "quant/mlp/latency_bound_ms:200/min_accuracy_ratio:0.99/precision:int8_dynamic/scenario:server/size:quick speedup"));
   auto bad = Run("run --suite quant --quick --filter 'mlp/.*precision:fp32/' --param scenario=sever --processes 1 "
                  "--no-control --format none");
   EXPECT_EQ(bad.code, 4);
   EXPECT_NE(Run("show latest").out.find("expected single_stream, offline or server"), std::string::npos);
+}
+
+// What the quant suite chose and why, through the binary: a precision the
+// CPU cannot run is skipped with the kernel's words; the offline batch
+// search names every batch it measured; int8 through _int_mm in the old NN
+// layout on request, named.
+TEST_F(Micro, QuantSkipsWhatTheDeviceCannotRunAndNamesItsChoices) {
+  auto r = Run("run --suite quant --quick --filter 'mlp/scenario:offline/precision:(fp8|int8_dynamic)/' "
+               "--param fp8_scaling=rowwise --param batch=search --repetitions 2 --warmup 1 --processes 1 --no-control "
+               "--format none");
+  ASSERT_EQ(r.code, 0) << r.err << Run("show latest").out;
+  auto res = Results();
+  const std::string v = "quant/mlp/batch:search/fp8_scaling:rowwise/min_accuracy_ratio:0.99/precision:";
+  ASSERT_TRUE(res.count(v + "fp8/scenario:offline/size:quick step_time")) << Keys(res);
+  const auto& fp8 = res.at(v + "fp8/scenario:offline/size:quick step_time");
+  EXPECT_EQ(fp8["status"], "skipped");
+  EXPECT_NE(fp8["reason"].get<std::string>().find("fp8 row-wise does not run on cpu: at::_scaled_mm says"),
+            std::string::npos) << fp8["reason"];
+  const auto& int8 = res.at(v + "int8_dynamic/scenario:offline/size:quick step_time");
+  ASSERT_EQ(int8["status"], "ok") << int8["reason"];
+  const std::string batch = int8["attributes"].value("offline_batch", "");
+  EXPECT_NE(batch.find("(searched: "), std::string::npos) << batch;
+  EXPECT_NE(batch.find("8: "), std::string::npos) << batch;
+  EXPECT_NE(int8["attributes"].value("accuracy_tiers", "").find("2048 held-out samples"), std::string::npos)
+      << int8["attributes"];
+
+  r = Run("run --suite quant --quick --filter 'mlp/scenario:single_stream/precision:int8_dynamic/' "
+          "--param kernel=int_mm --param layout=NN --repetitions 2 --warmup 1 --processes 1 --no-control --format none");
+  ASSERT_EQ(r.code, 0) << r.err << Run("show latest").out;
+  res = Results();
+  const auto& nn = res.at(
+      "quant/mlp/kernel:int_mm/layout:NN/min_accuracy_ratio:0.99/precision:int8_dynamic/scenario:single_stream/"
+      "size:quick step_time");
+  ASSERT_EQ(nn["status"], "ok") << nn["reason"];
+  EXPECT_EQ(nn["attributes"].value("kernel", ""), "at::_int_mm");
+  EXPECT_EQ(nn["attributes"].value("layout", "").rfind("NN", 0), 0u) << nn["attributes"];
+  EXPECT_EQ(nn["attributes"].value("graphs", ""), "off");
 }
 
 }  // namespace

@@ -13,6 +13,8 @@
 #include <set>
 
 #include "bert_net.h"
+#include "graph_replay.h"
+#include "offline_batch.h"
 #include "layer_net.h"
 #include "resnet_net.h"
 #include "registry.h"
@@ -62,7 +64,7 @@ TEST(Quant, Int8OutputsAgreeWithFp32WithinStatedBounds) {
 TEST(Quant, TheInt8AndFp8GemmPathsAgreeWithFp32AndKeepAccuracy) {
   for (const LowpFormat format : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise}) {
     LayerNet m = Mlp();
-    m.PrepareLowp(format, torch::kFloat32);
+    m.PrepareLowp({format});
     torch::InferenceMode guard;
     const auto x = Mlp().data().test_x.slice(0, 0, 512);
     const auto ref = Mlp().Forward(x, Mode::kFp32);
@@ -173,11 +175,16 @@ TEST(Quant, TheGemmWeightIsTheTransposedViewOfAContiguousNByKWeight) {
   torch::manual_seed(5);
   const auto w = torch::randn({24, 40}), b = torch::randn({24});
   for (const LowpFormat f : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise}) {
-    const auto l = LowpLinear::Prepare(w, b, f);
+    const auto l = LowpLinear::Prepare(w, b, {f});
     const auto g = l.GemmWeight();
     EXPECT_EQ(g.sizes(), (std::vector<int64_t>{40, 24})) << "[K, N] as the GEMM reads it";
     EXPECT_FALSE(g.is_contiguous()) << "not a row-major [K, N] copy (the NN layout)";
     EXPECT_TRUE(g.t().is_contiguous()) << "its transpose, the stored [N, K] weight, is contiguous: TN";
+    // NN on request (to measure the old layout against): row-major [K, N], the same products.
+    const auto nn = LowpLinear::Prepare(w, b, {f, torch::kFloat32, /*nn_layout=*/true});
+    EXPECT_TRUE(nn.GemmWeight().is_contiguous());
+    const auto x = torch::randn({5, 40});
+    EXPECT_TRUE(torch::allclose(nn(x), l(x), 1e-5, 1e-5)) << FormatName(f);
   }
 }
 
@@ -187,7 +194,7 @@ TEST(Quant, LowpLinearsMatchFp32ForEveryRowCountAndOddSizes) {
     for (const int64_t in : {13, 8, 1})
       for (const int64_t rows : {1, 16, 17, 33}) {
         const auto w = torch::randn({7, in}), b = torch::randn({7}), x = torch::randn({rows, in});
-        const auto l = LowpLinear::Prepare(w, b, f);
+        const auto l = LowpLinear::Prepare(w, b, {f});
         const auto ref = torch::nn::functional::linear(x, w, b), y = l(x);
         ASSERT_EQ(y.sizes(), ref.sizes()) << FormatName(f) << " " << in << " " << rows;
         // int8 per row and channel, e4m3 per tensor: a few percent of the output range.
@@ -195,7 +202,7 @@ TEST(Quant, LowpLinearsMatchFp32ForEveryRowCountAndOddSizes) {
             << FormatName(f) << " " << in << " " << rows;
       }
   // An all-zero row quantizes to zeros, not NaN: its output is the bias.
-  const auto l = LowpLinear::Prepare(torch::randn({7, 8}), torch::ones({7}), LowpFormat::kInt8);
+  const auto l = LowpLinear::Prepare(torch::randn({7, 8}), torch::ones({7}), {LowpFormat::kInt8});
   EXPECT_TRUE(torch::equal(l(torch::zeros({2, 8})), torch::ones({2, 7})));
 }
 
@@ -233,7 +240,7 @@ TEST(Quant, AQuantizedLinearMakesAtMostHalfTheOpsOfTheOldForm) {
   const auto w = torch::randn({256, 256}), b = torch::randn({256}), x = torch::randn({32, 256});
   torch::InferenceMode guard;
   for (const LowpFormat f : {LowpFormat::kInt8, LowpFormat::kFp8TensorWise}) {
-    const auto l = LowpLinear::Prepare(w, b, f);
+    const auto l = LowpLinear::Prepare(w, b, {f});
     l(x);  // first call: grows the zero points
     const auto ops = TopLevelOps([&] { l(x); });
     std::string list;
@@ -307,6 +314,38 @@ TEST(Quant, APrecisionAModelDoesNotRunFailsTheVariantWithItsReason) {
   const Status st = bert->factory()->SetUp(ctx);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("not precision 'int8_static'"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace perfbench::quant
+
+namespace perfbench::quant {
+namespace {
+
+TEST(Quant, TheOfflineBatchIsTheSmallestWithinFivePercentOfTheNextDoubling) {
+  // Throughput that saturates: 1000 b / (b + 32) samples/s.
+  int calls = 0;
+  const auto saturating = [&](int64_t b) {
+    ++calls;
+    return 1000.0 * static_cast<double>(b) / static_cast<double>(b + 32);
+  };
+  // 256: 888.9, 512: 941.2 (888.9 < 0.95 x 941.2 = 894.1); 512 vs 1024: 941.2 >= 0.95 x 969.7.
+  const BatchChoice c = SmallestSufficientBatch(saturating, 8, 2048);
+  EXPECT_EQ(c.batch, 512);
+  EXPECT_EQ(calls, 8) << "each batch measured once: 8 .. 1024";
+  EXPECT_NE(c.trail.find("512: 941.2/s"), std::string::npos) << c.trail;
+  // Throughput that keeps growing: the largest allowed.
+  EXPECT_EQ(SmallestSufficientBatch([](int64_t b) { return static_cast<double>(b); }, 8, 100).batch, 100);
+  // Flat from the start: the first.
+  EXPECT_EQ(SmallestSufficientBatch([](int64_t) { return 5.0; }, 8, 2048).batch, 8);
+  EXPECT_THROW(SmallestSufficientBatch([](int64_t) { return 1.0; }, 0, 8), std::invalid_argument);
+}
+
+TEST(Quant, GraphReplayOnTheCpuSaysWhyQueriesStayEager) {
+  GraphReplay g;
+  const std::string why = g.Capture([](const torch::Tensor& x) { return x * 2; }, torch::ones({1, 4}));
+  EXPECT_FALSE(why.empty());
+  EXPECT_FALSE(g.captured());
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ const std::string* WorkloadInfo::OptionalDefault(const std::string& param) const
   for (const auto& k : knobs)
     for (const auto& [key, value] : k.defaults.items())
       if (key == param) return &value;
+  if (auto it = optional_params.find(param); it != optional_params.end()) return &it->second;
   return nullptr;
 }
 

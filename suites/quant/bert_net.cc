@@ -113,10 +113,10 @@ void BertNet::PrepareHalf(torch::ScalarType dtype) {
   }
 }
 
-void BertNet::PrepareLowp(LowpFormat format, torch::ScalarType activations) {
-  act_dtype_ = activations;
-  for (auto& [name, t] : tensors_) t = t.to(activations);
-  for (auto& [name, l] : linears_) l.lowp = LowpLinear::Prepare(l.weight, l.bias, format, activations);
+void BertNet::PrepareLowp(const LowpSpec& spec) {
+  act_dtype_ = spec.activations;
+  for (auto& [name, t] : tensors_) t = t.to(spec.activations);
+  for (auto& [name, l] : linears_) l.lowp = LowpLinear::Prepare(l.weight, l.bias, spec);
 }
 
 void BertNet::Calibrate(Observer, double) { throw std::invalid_argument(Unsupported(Mode::kStatic)); }

@@ -29,7 +29,7 @@ class BertNet : public QuantNet {
   std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<BertNet>(*this); }
   std::string Unsupported(Mode mode) const override;
   void PrepareHalf(torch::ScalarType dtype) override;
-  void PrepareLowp(LowpFormat format, torch::ScalarType activations) override;
+  void PrepareLowp(const LowpSpec& spec) override;
   void PrepareDynamic() override;
   void Calibrate(Observer observer, double miscalibrate = 1.0) override;
   torch::Tensor Forward(const torch::Tensor& ids, Mode mode) const override;

@@ -123,12 +123,12 @@ void LayerNet::PrepareHalf(torch::ScalarType dtype) {
   }
 }
 
-void LayerNet::PrepareLowp(LowpFormat format, torch::ScalarType activations) {
-  act_dtype_ = activations;
+void LayerNet::PrepareLowp(const LowpSpec& spec) {
+  act_dtype_ = spec.activations;
   for (auto& l : layers_) {
-    if (!l.conv) l.lowp = LowpLinear::Prepare(l.weight, l.bias, format, activations);
-    l.weight = l.weight.to(activations);
-    l.bias = l.bias.to(activations);
+    if (!l.conv) l.lowp = LowpLinear::Prepare(l.weight, l.bias, spec);
+    l.weight = l.weight.to(spec.activations);
+    l.bias = l.bias.to(spec.activations);
   }
 }
 

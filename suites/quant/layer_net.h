@@ -22,7 +22,7 @@ class LayerNet : public QuantNet {
   std::unique_ptr<QuantNet> Clone() const override { return std::make_unique<LayerNet>(*this); }
   std::string Unsupported(Mode) const override { return ""; }
   void PrepareHalf(torch::ScalarType dtype) override;
-  void PrepareLowp(LowpFormat format, torch::ScalarType activations) override;
+  void PrepareLowp(const LowpSpec& spec) override;
   void PrepareDynamic() override;
   void Calibrate(Observer observer, double miscalibrate = 1.0) override;
   torch::Tensor Forward(const torch::Tensor& x, Mode mode) const override;

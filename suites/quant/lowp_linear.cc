@@ -54,11 +54,12 @@ GemmShape PaddedShape(LowpFormat format, bool cuda, GemmShape s) {
   return {s.m <= 16 ? 17 : s.m, RoundUp(s.k, 8), RoundUp(s.n, 8)};
 }
 
-LowpLinear LowpLinear::Prepare(const torch::Tensor& weight, const torch::Tensor& bias, LowpFormat format,
-                               torch::ScalarType activations) {
+LowpLinear LowpLinear::Prepare(const torch::Tensor& weight, const torch::Tensor& bias, const LowpSpec& spec) {
   torch::NoGradGuard no_grad;
+  const LowpFormat format = spec.format;
   LowpLinear l;
   l.format_ = format;
+  l.nn_layout_ = spec.nn_layout;
   l.cuda_ = weight.is_cuda();
   const auto w = weight.detach().to(torch::kFloat32);
   l.out_ = w.size(0);
@@ -69,10 +70,11 @@ LowpLinear LowpLinear::Prepare(const torch::Tensor& weight, const torch::Tensor&
   const auto scale = (tensor_wise ? w.abs().max() : w.abs().amax(1)).clamp_min(1e-12) / qmax;
   auto q = (tensor_wise ? w / scale : w / scale.unsqueeze(1)).clamp(-qmax, qmax);
   q = torch::constant_pad_nd(IsFp8(format) ? q : q.round(), {0, p.k - l.in_, 0, p.n - l.out_});
-  l.weight_ = q.to(IsFp8(format) ? torch::kFloat8_e4m3fn : torch::kInt8).contiguous();
+  q = q.to(IsFp8(format) ? torch::kFloat8_e4m3fn : torch::kInt8);
+  l.weight_ = (spec.nn_layout ? q.t() : q).contiguous();
   l.w_scale_ = tensor_wise ? scale : torch::constant_pad_nd(scale, {0, p.n - l.out_}, 1.0).unsqueeze(0);
   l.bias_ = torch::constant_pad_nd(bias.detach().to(torch::kFloat32), {0, p.n - l.out_})
-                .to(IsFp8(format) ? activations : torch::kFloat32);
+                .to(IsFp8(format) ? spec.activations : torch::kFloat32);
   l.eps_ = torch::full({}, 1e-12, w.options());
   return l;
 }
@@ -130,7 +132,7 @@ std::string ProbeLowp(LowpFormat format, const torch::Device& device) {
       const auto options = torch::TensorOptions().device(device);
       // fp8 on CUDA runs with bf16 activations (row-wise scaling wants a bf16 output).
       const auto act = IsFp8(format) && device.is_cuda() ? torch::kBFloat16 : torch::kFloat32;
-      const auto l = LowpLinear::Prepare(torch::randn({32, 64}, options), torch::randn({32}, options), format, act);
+      const auto l = LowpLinear::Prepare(torch::randn({32, 64}, options), torch::randn({32}, options), {format, act});
       auto y = l(torch::randn({17, 64}, options.dtype(act))).to(torch::kCPU, torch::kFloat32);
       if (!y.isfinite().all().item<bool>()) return FormatName(format) + " gave non-finite outputs on " + device.str();
       return "";

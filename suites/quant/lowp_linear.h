@@ -45,22 +45,31 @@ struct GemmShape {
 // products, and the extra rows and columns are sliced off.
 GemmShape PaddedShape(LowpFormat format, bool cuda, GemmShape shape);
 
+// What a LowpLinear is made as: its format, the dtype of the activations it
+// sees (fp8's bias is kept in it: _scaled_mm adds the bias in the output's
+// dtype), and the layout of its weight: TN, or NN (the weight stored
+// row-major [K, N], the previous layout, kept to measure against).
+struct LowpSpec {
+  LowpFormat format = LowpFormat::kInt8;
+  torch::ScalarType activations = torch::kFloat32;
+  bool nn_layout = false;
+};
+
 // A Linear layer in `format`. x: [..., in] in fp32 (or bf16 for fp8 on
 // CUDA) on the weights' device; returns [..., out] in x's dtype.
 class LowpLinear {
  public:
   LowpLinear() = default;
   // Quantizes `weight` [out, in] (per output channel, symmetric) on its
-  // device, padded for that device; fp8's bias is kept in `activations`,
-  // the dtype its calls will see (_scaled_mm adds it in the output's dtype).
-  static LowpLinear Prepare(const torch::Tensor& weight, const torch::Tensor& bias, LowpFormat format,
-                            torch::ScalarType activations = torch::kFloat32);
+  // device, padded for that device.
+  static LowpLinear Prepare(const torch::Tensor& weight, const torch::Tensor& bias, const LowpSpec& spec);
 
   torch::Tensor operator()(const torch::Tensor& x) const;
   bool defined() const { return weight_.defined(); }
   LowpFormat format() const { return format_; }
-  // The GEMM's second operand: the [N, K] weight's transposed view.
-  torch::Tensor GemmWeight() const { return weight_.t(); }
+  // The GEMM's second operand: the [N, K] weight's transposed view (TN), or
+  // the row-major [K, N] weight (NN).
+  torch::Tensor GemmWeight() const { return nn_layout_ ? weight_ : weight_.t(); }
   // Weight bytes: one byte per weight, an fp32 scale per channel, the bias.
   int64_t Bytes() const;
 
@@ -69,13 +78,13 @@ class LowpLinear {
   torch::Tensor Fp8(const torch::Tensor& x) const;
 
   LowpFormat format_ = LowpFormat::kInt8;
-  torch::Tensor weight_;       // int8 or e4m3 [N padded, K padded], contiguous
+  torch::Tensor weight_;       // int8 or e4m3 [N padded, K padded] contiguous (NN: [K, N])
   torch::Tensor w_scale_;      // fp32 [1, N padded] per channel, or [] for tensor-wise
   torch::Tensor bias_;         // fp32 [N padded] (fp8: in the activations' dtype)
   torch::Tensor eps_;          // fp32 [] on the device: keeps an all-zero row's scale positive
   mutable torch::Tensor zero_points_;  // int64 zeros, grown to the largest row count seen (int8)
   int64_t in_ = 0, out_ = 0;
-  bool cuda_ = false;
+  bool cuda_ = false, nn_layout_ = false;
 };
 
 // "" when `format` runs on `device` (a small GEMM through the real kernel,

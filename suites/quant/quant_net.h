@@ -52,13 +52,13 @@ class QuantNet {
 
   // Prepare the low-precision forms, on the device the model is on (To
   // first): every weight and activation in `dtype` (kHalf); the Linear
-  // layers in `format` with the other layers and the activations between
-  // them in `activations` (kLowp); packed weights for kDynamic; or
+  // layers in `spec.format` with the other layers and the activations
+  // between them in `spec.activations` (kLowp); packed weights for kDynamic; or
   // calibration on the held-out calibration split for kStatic. Every
   // activation scale is multiplied by `miscalibrate` (tests: 100 is a
   // deliberately broken calibration).
   virtual void PrepareHalf(torch::ScalarType dtype) = 0;
-  virtual void PrepareLowp(LowpFormat format, torch::ScalarType activations) = 0;
+  virtual void PrepareLowp(const LowpSpec& spec) = 0;
   virtual void PrepareDynamic() = 0;
   virtual void Calibrate(Observer observer, double miscalibrate = 1.0) = 0;
   // Activation qparams by name, after Calibrate.

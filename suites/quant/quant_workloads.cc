@@ -18,8 +18,17 @@
 //     step_time of a repetition is its p50 latency, so the runner's paired
 //     speedup = p50(fp32) / p50(int8), as METRICS.md defines it; throughput
 //     = queries / wall time.
-//   offline: a repetition runs the whole test set in batches of 256;
+//   offline: a repetition runs the whole test set in batches of `batch`
+//     (auto: 256 on the CPU, `search` on a GPU: the smallest batch within 5%
+//     of the next doubling's throughput, offline_batch.h; attribute
+//     offline_batch);
 //     throughput = samples / wall time; speedup = time(fp32) / time(int8).
+//   graphs (single_stream and server; on by default on a GPU): each query
+//     replays a CUDA graph captured at set-up (graph_replay.h), so batch-1
+//     latency measures the model rather than its launches; attribute graphs
+//     says on, or off and why.
+//   layout (int8 GEMMs): TN (default) or NN, the previous layout, kept to
+//     measure against.
 //   server (MLPerf LoadGen's; not a default variant: `--param
 //     scenario=server`): one-sample queries arrive as a seeded Poisson
 //     process and are served one at a time (perfbench/server_scenario.h); a
@@ -43,8 +52,8 @@
 // SkipReason).
 // On a GPU: fp32, bf16, fp16 and fp8 run on the device, int8_dynamic through
 // at::_int_mm (the int8 GEMM LibTorch offers there), the static precisions
-// are skipped (quantized:: kernels are CPU-only). `--param kernel=int_mm` is
-// not a variant; tests set it to run the _int_mm path on the CPU.
+// are skipped (quantized:: kernels are CPU-only). `--param kernel=int_mm`
+// runs int8_dynamic through the _int_mm path on the CPU too.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -54,6 +63,8 @@
 #include <mutex>
 
 #include "perfbench/workload.h"
+#include "graph_replay.h"
+#include "offline_batch.h"
 #include "quant_net.h"
 #include "common/projection.h"
 #include "common/training.h"
@@ -148,7 +159,7 @@ class QuantWorkload : public Workload {
     held_out_ = labels.size(0);
     test_ = model_->data().test_x.to(model_->device());
     for (int64_t i = 0; i < std::min<int64_t>(queries_, test_.size(0)); ++i) singles_.push_back(test_.slice(0, i, i + 1));
-    return Status::Ok();
+    return PrepareScenario(ctx.params, device);
   }
 
   Status RunStep(StepRecorder& rec) override {
@@ -163,7 +174,7 @@ class QuantWorkload : public Workload {
       for (int64_t q = 0; q < queries_; ++q) {
         const auto& x = singles_[static_cast<size_t>(q) % singles_.size()];
         const auto t0 = Clock::now();
-        auto y = Forward(x);
+        auto y = Query(x);
         y.argmax(1).item<int64_t>();  // the answer, as a client would read it (syncs a GPU)
         lat.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
       }
@@ -178,7 +189,8 @@ class QuantWorkload : public Workload {
       rec.Add("throughput", static_cast<double>(queries_) / wall);
     } else {
       const auto start = Clock::now();
-      for (int64_t i = 0; i < test.size(0); i += 256) Forward(test.slice(0, i, std::min(i + 256, test.size(0)))).argmax(1);
+      for (int64_t i = 0; i < test.size(0); i += batch_)
+        Forward(test.slice(0, i, std::min(i + batch_, test.size(0)))).argmax(1);
       common::SynchronizeDevice(model_->device());
       rec.SetStepSeconds(std::chrono::duration<double>(Clock::now() - start).count());
       rec.SetItemsProcessed(static_cast<double>(test.size(0)));
@@ -207,9 +219,13 @@ class QuantWorkload : public Workload {
     if (!p90_note_.empty()) a["latency_p90"] = p90_note_;
     if (!p99_note_.empty()) a["latency_p99"] = p99_note_;
     if (!server_note_.empty()) a["server"] = server_note_;
-    if (mode_ == Mode::kLowp) a["layout"] = "TN: weight [N,K] contiguous, passed to the GEMM as its transposed view";
+    if (mode_ == Mode::kLowp)
+      a["layout"] = nn_layout_ ? "NN: weight stored row-major [K,N] (--param layout=NN)"
+                               : "TN: weight [N,K] contiguous, passed to the GEMM as its transposed view";
     if (!fp8_scaling_.empty()) a["fp8_scaling"] = fp8_scaling_ + " (weights per output channel)";
     a["accuracy_tiers"] = AccuracyTiers();
+    if (scenario_ == "offline") a["offline_batch"] = batch_note_;
+    else a["graphs"] = graphs_note_;
     return a;
   }
 
@@ -234,14 +250,19 @@ class QuantWorkload : public Workload {
   Status ChooseKernel(const Params& params, const torch::Device& device) {
     // int8 dynamic on a GPU, or on request on the CPU: _int_mm.
     const bool intmm =
-        precision_ == "int8_dynamic" && (device.is_cuda() || params.Get("kernel", "") == "int_mm");
+        precision_ == "int8_dynamic" && (device.is_cuda() || params.Get("kernel", "auto") == "int_mm");
     mode_ = intmm ? Mode::kLowp : ParseMode(precision_);
     if (precision_ == "fp8") {
       // Row-wise where LibTorch runs it (CUDA); its CPU _scaled_mm scales per tensor only.
-      fp8_scaling_ = params.Get("fp8_scaling", device.is_cuda() ? "rowwise" : "tensorwise");
+      fp8_scaling_ = params.Get("fp8_scaling", "auto");
+      if (fp8_scaling_ == "auto") fp8_scaling_ = device.is_cuda() ? "rowwise" : "tensorwise";
       if (fp8_scaling_ != "rowwise" && fp8_scaling_ != "tensorwise")
         return Status::Error("fp8_scaling '" + fp8_scaling_ + "': expected rowwise or tensorwise");
     }
+    const std::string layout = params.Get("layout", "TN");
+    if (layout != "TN" && layout != "NN") return Status::Error("layout '" + layout + "': expected TN or NN");
+    nn_layout_ = layout == "NN";
+    if (nn_layout_ && precision_ == "fp8") return Status::Error("layout NN: fp8's _scaled_mm takes its weight only as TN");
     format_ = precision_ != "fp8"             ? LowpFormat::kInt8
               : fp8_scaling_ == "rowwise" ? LowpFormat::kFp8RowWise
                                           : LowpFormat::kFp8TensorWise;
@@ -262,11 +283,63 @@ class QuantWorkload : public Workload {
     if (mode_ == Mode::kHalf) model_->PrepareHalf(precision_ == "fp16" ? torch::kHalf : torch::kBFloat16);
     // fp8 on a GPU keeps bf16 between its GEMMs (row-wise _scaled_mm outputs bf16), as torchao's recipe does.
     if (mode_ == Mode::kLowp)
-      model_->PrepareLowp(format_, format_ != LowpFormat::kInt8 && device.is_cuda() ? torch::kBFloat16 : torch::kFloat32);
+      model_->PrepareLowp({format_, format_ != LowpFormat::kInt8 && device.is_cuda() ? torch::kBFloat16 : torch::kFloat32,
+                           nn_layout_});
     if (mode_ == Mode::kDynamic) model_->PrepareDynamic();
     if (mode_ == Mode::kStatic)
       model_->Calibrate(precision_ == "int8_static_pct" ? Observer::kPercentile : Observer::kMinMax, miscalibrate);
   }
+
+  // The offline batch (a number, or `auto`: the default on a GPU) and the
+  // single-stream CUDA graph (`graphs`: on by default on a GPU).
+  Status PrepareScenario(const Params& params, const torch::Device& device) {
+    std::string batch = params.Get("batch", "auto");
+    if (batch == "auto") batch = device.is_cuda() ? "search" : "256";
+    if (scenario_ == "offline" && batch == "search") {
+      const BatchChoice c = SmallestSufficientBatch([this](int64_t b) { return OfflineThroughput(b); }, 8,
+                                                    std::min<int64_t>(test_.size(0), 4096));
+      batch_ = c.batch;
+      batch_note_ = fmt::format("{} (searched: the smallest batch within 5% of the next doubling's throughput; {})",
+                                c.batch, c.trail);
+    } else if (scenario_ == "offline") {
+      batch_ = std::atoll(batch.c_str());
+      if (batch_ < 1 || std::to_string(batch_) != batch)
+        return Status::Error("batch '" + batch + "': expected a positive integer, auto or search");
+      batch_note_ = std::to_string(batch_);
+    }
+    std::string graphs = params.Get("graphs", "auto");
+    if (graphs == "auto") graphs = device.is_cuda() ? "on" : "off";
+    if (graphs != "on" && graphs != "off") return Status::Error("graphs '" + graphs + "': expected on or off");
+    graphs_note_ = "off";
+    if (graphs == "on" && scenario_ != "offline") {
+      const std::string why =
+          graph_.Capture([this](const torch::Tensor& x) { return Forward(x); }, singles_.front());
+      graphs_note_ = why.empty() ? "on: each single query replays a captured CUDA graph" : "off: " + why;
+    }
+    return Status::Ok();
+  }
+
+  // Samples per second of the forward at batch `b` (after a warm call;
+  // calls repeated for at least 0.1 s).
+  double OfflineThroughput(int64_t b) {
+    torch::InferenceMode guard;
+    const auto x = test_.slice(0, 0, std::min(b, test_.size(0)));
+    Forward(x).argmax(1);
+    common::SynchronizeDevice(model_->device());
+    int64_t calls = 0;
+    const auto t0 = Clock::now();
+    double elapsed = 0;
+    while (elapsed < 0.1 || calls < 3) {
+      Forward(x).argmax(1);
+      common::SynchronizeDevice(model_->device());
+      ++calls;
+      elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    }
+    return static_cast<double>(calls * x.size(0)) / elapsed;
+  }
+
+  // One single query through the captured graph where there is one.
+  torch::Tensor Query(const torch::Tensor& x) { return graph_.captured() ? graph_(x) : Forward(x); }
 
   // Seconds of one answered query of `n` samples (after one untimed call).
   double TimeQuery(const torch::Tensor& x, int64_t n) const {
@@ -299,7 +372,7 @@ class QuantWorkload : public Workload {
   Status ServerStep(StepRecorder& rec) {
     const auto& x = singles_;
     size_t next = 0;
-    const auto query = [&] { Forward(x[next++ % x.size()]).argmax(1).item<int64_t>(); };
+    const auto query = [&] { Query(x[next++ % x.size()]).argmax(1).item<int64_t>(); };
     double service = TimeQuery(test_, 1);
     for (int i = 0; i < 4; ++i) service = std::min(service, TimeQuery(test_, 1));  // the least disturbed
     const server::ServerResult r = server::FindServerRate(query, service, server_, RealClock());
@@ -336,6 +409,10 @@ class QuantWorkload : public Workload {
   Mode mode_ = Mode::kFp32;
   LowpFormat format_ = LowpFormat::kInt8;
   std::string fp8_scaling_;
+  bool nn_layout_ = false;
+  int64_t batch_ = 256;
+  std::string batch_note_, graphs_note_;
+  GraphReplay graph_;
   int64_t disagreements_ = 0, held_out_ = 0;
   torch::Tensor test_;
   double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;
@@ -407,6 +484,11 @@ WorkloadInfo Info(const QuantModelInfo& model) {
   for (size_t i = 1; i < model.precisions.size() && model.precisions[i] != "int8_static_pct"; ++i)
     tries.push_back(Params{{"precision", model.precisions[i]}});
   info.knobs = {{"precision", {{"precision", "fp32"}}, tries}};
+  // `auto`: on a GPU, the offline batch search, CUDA graphs and row-wise fp8;
+  // on the CPU, batch 256, no graphs, tensor-wise fp8.
+  info.optional_params = {{"batch", "auto"},         {"graphs", "auto"},         {"layout", "TN"},
+                          {"fp8_scaling", "auto"},   {"server_queries", "1000"}, {"latency_bound_ms", model.server_bound_ms},
+                          {"kernel", "auto"}};
   return info;
 }
 

@@ -161,7 +161,7 @@ void ResNetNet::Calibrate(Observer observer, double miscalibrate) {
 }
 
 void ResNetNet::PrepareDynamic() { throw std::invalid_argument(Unsupported(Mode::kDynamic)); }
-void ResNetNet::PrepareLowp(LowpFormat, torch::ScalarType) { throw std::invalid_argument(Unsupported(Mode::kLowp)); }
+void ResNetNet::PrepareLowp(const LowpSpec&) { throw std::invalid_argument(Unsupported(Mode::kLowp)); }
 
 void ResNetNet::PrepareHalf(torch::ScalarType dtype) {
   act_dtype_ = dtype;

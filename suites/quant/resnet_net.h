@@ -28,7 +28,7 @@ class ResNetNet : public QuantNet {
   // bf16 / fp16; on CUDA the convolutions' weights and the input go
   // channels-last (NHWC, what cuDNN's tensor-core kernels run).
   void PrepareHalf(torch::ScalarType dtype) override;
-  void PrepareLowp(LowpFormat format, torch::ScalarType activations) override;
+  void PrepareLowp(const LowpSpec& spec) override;
   void PrepareDynamic() override;
   void Calibrate(Observer observer, double miscalibrate = 1.0) override;
   torch::Tensor Forward(const torch::Tensor& x, Mode mode) const override;

@@ -109,6 +109,12 @@ struct WorkloadInfo {
   GroupEngine engine;
   // What `perfbench advise` tries on this workload (see Knob).
   std::vector<Knob> knobs;
+  // Optional params beyond the knobs' (see Knob): read by the workload, not
+  // declared by its variants, with the default a variant without one runs
+  // at. `--param KEY=V` adds one (a value equal to the default leaves it
+  // out, so the variant keeps its name); a key that is neither declared nor
+  // optional does not reach the workload.
+  std::map<std::string, std::string> optional_params;
   // Optional: params whose value depends on the device the run is on (a
   // per-device default batch: 256 images on a GPU, 32 on a CPU), added to
   // each declared variant that lacks them before --param overrides apply.
