@@ -28,7 +28,7 @@ std::pair<torch::Tensor, torch::Tensor> TopicTask(const common::BertConfig& c, i
 
 }  // namespace
 
-BertNet::BertNet(const std::string& size, uint64_t seed) {
+BertNet::BertNet(const std::string& size, uint64_t seed, const torch::Device& device) {
   const Sizes s = SizesFor(size);
   torch::manual_seed(static_cast<int64_t>(seed));
   auto [x, y] = TopicTask(s.config, s.train + s.calib + s.test);
@@ -36,6 +36,8 @@ BertNet::BertNet(const std::string& size, uint64_t seed) {
   common::Model model = common::MakeBert(s.config);
   module_ = model.module;
   module_forward_ = model.forward;
+  module_->to(device);
+  device_ = device;
   FitClassifier(module_->parameters(), module_forward_, data_, s.steps, s.batch, 1e-3);
   module_->eval();
   layers_ = s.config.layers;

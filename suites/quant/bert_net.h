@@ -22,7 +22,7 @@ namespace perfbench::quant {
 
 class BertNet : public QuantNet {
  public:
-  BertNet(const std::string& size, uint64_t seed);
+  BertNet(const std::string& size, uint64_t seed, const torch::Device& device = torch::kCPU);
   // FLOP of the training the constructor runs at `size` (6 x GEMM
   // parameters x tokens per step x steps).
   static double TrainingFlop(const std::string& size);

@@ -39,10 +39,11 @@ torch::Tensor QuantNet::In(const torch::Tensor& x) const {
   return y.is_floating_point() && y.scalar_type() != act_dtype_ ? y.to(act_dtype_) : y;
 }
 
-std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed) {
+std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed,
+                                       const torch::Device& device) {
   if (name == "mlp" || name == "cnn") return std::make_unique<LayerNet>(name, size, seed);
-  if (name == "bert") return std::make_unique<BertNet>(size, seed);
-  if (name == "resnet50") return std::make_unique<ResNetNet>(size, seed);
+  if (name == "bert") return std::make_unique<BertNet>(size, seed, device);
+  if (name == "resnet50") return std::make_unique<ResNetNet>(size, seed, device);
   throw std::invalid_argument("unknown quant model '" + name + "'");
 }
 
@@ -58,11 +59,12 @@ void FitClassifier(const std::vector<torch::Tensor>& params,
   torch::optim::Adam opt(params, torch::optim::AdamOptions(lr));
   torch::AutoGradMode enable(true);
   const int64_t train = data.train_x.size(0);
+  const torch::Device device = params.front().device();  // batches go where the parameters are
   for (int64_t step = 0; step < steps; ++step) {
     const int64_t start = (step * batch) % (train - batch);
     opt.zero_grad();
-    auto loss = torch::nn::functional::cross_entropy(forward(data.train_x.slice(0, start, start + batch)),
-                                                     data.train_y.slice(0, start, start + batch));
+    auto loss = torch::nn::functional::cross_entropy(forward(data.train_x.slice(0, start, start + batch).to(device)),
+                                                     data.train_y.slice(0, start, start + batch).to(device));
     loss.backward();
     opt.step();
   }

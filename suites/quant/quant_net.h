@@ -91,14 +91,18 @@ class QuantNet {
 };
 
 // The model `name` ("mlp" | "cnn" | "bert" | "resnet50") at `size` ("quick" |
-// "full"), trained; throws std::invalid_argument for an unknown name.
-std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed);
+// "full"), trained (bert and resnet50 on `device`, where they then stay; the
+// small layer stacks on the CPU); throws std::invalid_argument for an
+// unknown name.
+std::unique_ptr<QuantNet> MakeQuantNet(const std::string& name, const std::string& size, uint64_t seed,
+                                       const torch::Device& device = torch::kCPU);
 // FLOP of the training MakeQuantNet runs for `name` at `size`; 0 where it
 // is small enough not to matter (mlp, cnn).
 double TrainingFlop(const std::string& name, const std::string& size);
 
 // Trains `params` with Adam for `steps` batches of `batch` taken in turn from
-// the training split, with cross-entropy of `forward`'s logits.
+// the training split (moved to the parameters' device), with cross-entropy
+// of `forward`'s logits.
 void FitClassifier(const std::vector<torch::Tensor>& params,
                    const std::function<torch::Tensor(const torch::Tensor&)>& forward, const TaskData& data,
                    int64_t steps, int64_t batch, double lr);

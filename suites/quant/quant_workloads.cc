@@ -83,21 +83,22 @@ class TrainedModels {
     static TrainedModels models;
     return models;
   }
-  std::shared_ptr<const QuantNet> Model(const std::string& model, const std::string& size, uint64_t seed) {
+  std::shared_ptr<const QuantNet> Model(const std::string& model, const std::string& size, uint64_t seed,
+                                        const torch::Device& device) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto& slot = cache_[Key(model, size, seed)];
-    if (!slot) slot = MakeQuantNet(model, size, seed);
+    auto& slot = cache_[Key(model, size, seed, device)];
+    if (!slot) slot = MakeQuantNet(model, size, seed, device);
     return slot;
   }
-  bool Has(const std::string& model, const std::string& size, uint64_t seed) {
+  bool Has(const std::string& model, const std::string& size, uint64_t seed, const torch::Device& device) {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = cache_.find(Key(model, size, seed));
+    auto it = cache_.find(Key(model, size, seed, device));
     return it != cache_.end() && it->second;
   }
 
  private:
-  static std::string Key(const std::string& model, const std::string& size, uint64_t seed) {
-    return model + "/" + size + "/" + std::to_string(seed);
+  static std::string Key(const std::string& model, const std::string& size, uint64_t seed, const torch::Device& d) {
+    return model + "/" + size + "/" + std::to_string(seed) + "/" + d.str();
   }
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const QuantNet>> cache_;
@@ -137,21 +138,22 @@ class QuantWorkload : public Workload {
     engine_ = SelectQEngine();
     const torch::Device device = ctx.settings.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
     if (Status st = ChooseKernel(ctx.params, device); !st.ok()) return st;
-    // Training happens once (on the CPU), in the first variant's set-up:
-    // skipped before it starts when it cannot fit that variant's budget.
-    if (!TrainedModels::Get().Has(info_.name, size, ctx.settings.seed)) {
-      if (std::string why = common::TimeProjection("training the model", TrainingFlop(info_.name, size), torch::kCPU,
-                                                   torch::kFloat, ctx.settings.timeout_s);
+    // Training happens once per process (bert and resnet50 on the run's
+    // device), in the first variant's set-up: skipped before it starts when
+    // it cannot fit that variant's budget.
+    if (!TrainedModels::Get().Has(info_.name, size, ctx.settings.seed, device)) {
+      if (std::string why = common::TimeProjection("training the model", TrainingFlop(info_.name, size),
+                                                   device, torch::kFloat, ctx.settings.timeout_s);
           !why.empty())
         return Status::Skipped(why);
     }
-    auto trained = TrainedModels::Get().Model(info_.name, size, ctx.settings.seed);
+    auto trained = TrainedModels::Get().Model(info_.name, size, ctx.settings.seed, device);
     if (const std::string why = trained->Unsupported(mode_); !why.empty()) return Status::Error(why);
     model_ = trained->Clone();  // own packed weights and scales
     if (device.is_cuda()) model_->To(device);
     Prepare(device, miscalibrate);
     if (std::string why = MeasuredProjection(ctx.settings); !why.empty()) return Status::Skipped(why);
-    const auto reference = trained->Predictions(Mode::kFp32), predictions = model_->Predictions(mode_);
+    const auto reference = Fp32Predictions(*trained, device), predictions = model_->Predictions(mode_);
     const auto& labels = model_->data().test_y;
     fp32_accuracy_ = reference.eq(labels).to(torch::kFloat64).mean().item<double>();
     accuracy_ = predictions.eq(labels).to(torch::kFloat64).mean().item<double>();
@@ -336,6 +338,15 @@ class QuantWorkload : public Workload {
       elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
     }
     return static_cast<double>(calls * x.size(0)) / elapsed;
+  }
+
+  // fp32's held-out predictions on `device` (the reference every precision
+  // is judged against).
+  static torch::Tensor Fp32Predictions(const QuantNet& trained, const torch::Device& device) {
+    if (trained.device() == device) return trained.Predictions(Mode::kFp32);
+    auto on_device = trained.Clone();
+    on_device->To(device);
+    return on_device->Predictions(Mode::kFp32);
   }
 
   // One single query through the captured graph where there is one.

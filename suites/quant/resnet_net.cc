@@ -31,7 +31,7 @@ const torch::nn::Module& Child(const torch::nn::Module& m, const std::string& na
 
 }  // namespace
 
-ResNetNet::ResNetNet(const std::string& size, uint64_t seed) {
+ResNetNet::ResNetNet(const std::string& size, uint64_t seed, const torch::Device& device) {
   const Sizes s = SizesFor(size);
   torch::manual_seed(static_cast<int64_t>(seed));
   auto [x, y] = NoisyImages(seed, s.train + s.calib + s.test, s.image, s.noise);
@@ -39,6 +39,8 @@ ResNetNet::ResNetNet(const std::string& size, uint64_t seed) {
   common::Model model = common::MakeResNet50(size, 10);
   module_ = model.module;
   module_forward_ = model.forward;
+  module_->to(device);
+  device_ = device;
   FitClassifier(module_->parameters(), module_forward_, data_, s.steps, s.batch, 1e-3);
   module_->eval();
   torch::NoGradGuard no_grad;

@@ -19,7 +19,7 @@ namespace perfbench::quant {
 
 class ResNetNet : public QuantNet {
  public:
-  ResNetNet(const std::string& size, uint64_t seed);
+  ResNetNet(const std::string& size, uint64_t seed, const torch::Device& device = torch::kCPU);
   // FLOP of the training the constructor runs at `size` (3 x forward x
   // images per step x steps).
   static double TrainingFlop(const std::string& size);
