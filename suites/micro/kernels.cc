@@ -111,13 +111,14 @@ Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torc
   return kernel;
 }
 
-std::string GemmUnsupported(torch::ScalarType dtype, const torch::Device& device) {
+std::string GemmUnsupported(torch::ScalarType dtype, const torch::Device& device, Layout layout) {
   try {
-    Gemm(dtype, 32, 32, 32, device);
+    Gemm(dtype, 32, 32, 32, device, layout);
     return "";
   } catch (const c10::Error& e) {
     std::string what = e.what_without_backtrace();
-    return std::string(c10::toString(dtype)) + " GEMM does not run on " + device.str() + ": " +
+    return std::string(c10::toString(dtype)) + (layout == Layout::kTN ? " TN" : " NN") + " GEMM does not run on " +
+           device.str() + ": " +
            what.substr(0, what.find('\n'));
   }
 }

@@ -51,7 +51,7 @@ Kernel Gemm(torch::ScalarType dtype, int64_t m, int64_t n, int64_t k, const torc
             Layout layout = Layout::kTN);
 // "" when a small GEMM of `dtype` runs on `device`; else why not, in the
 // kernel's words (fp8 needs compute capability 8.9 on CUDA).
-std::string GemmUnsupported(torch::ScalarType dtype, const torch::Device& device);
+std::string GemmUnsupported(torch::ScalarType dtype, const torch::Device& device, Layout layout = Layout::kTN);
 // A ResNet-like 3x3 convolution, stride 1, padding 1: batch x channels x hw x hw.
 Kernel Conv2d(torch::ScalarType dtype, int64_t batch, int64_t channels, int64_t hw, const torch::Device& device);
 // dst.copy_(src) (2 bytes moved per byte) or c = a + b (3 per byte), fp32.

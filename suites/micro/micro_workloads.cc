@@ -69,7 +69,8 @@ class GemmKernel final : public KernelWorkload {
   }
   std::string Unsupported(const Params& p, const torch::Device& device) override {
     const auto dtype = ParseDtype(p.Get("dtype"));
-    return dtype == torch::kInt8 || dtype == torch::kFloat8_e4m3fn ? GemmUnsupported(dtype, device) : "";
+    const Layout layout = ParseLayout(p.Get("layout", "TN"));
+    return dtype == torch::kInt8 || dtype == torch::kFloat8_e4m3fn ? GemmUnsupported(dtype, device, layout) : "";
   }
 };
 

@@ -87,17 +87,25 @@ torch::Tensor LowpLinear::operator()(const torch::Tensor& input) const {
   return y.reshape(shape);
 }
 
-// Per-row symmetric int8 in one quantize kernel; its int8 storage is read in
-// place (no int_repr copy); the int32 products dequantized with the bias in
-// one addcmul.
+// Per-row symmetric int8, the int32 products dequantized with the bias in
+// one addcmul. On the CPU the rows are quantized in one quantize_per_channel
+// kernel whose int8 storage is read in place (no int_repr copy); on CUDA
+// that op checks its zero points on the host (two syncs a call, and no
+// graph capture), so there the rows are divided, rounded and cast (the
+// scale bounds |x / scale| by 127: no clamp).
 torch::Tensor LowpLinear::Int8(const torch::Tensor& x) const {
   const int64_t m = x.size(0);
   const GemmShape p = PaddedShape(format_, cuda_, {m, in_, out_});
   const auto scale = at::add(eps_, at::linalg_vector_norm(x, kInf, {1}), 1 / kInt8Max);  // [m]
-  if (!zero_points_.defined() || zero_points_.size(0) < m)
-    zero_points_ = torch::zeros({std::max<int64_t>(m, 256)}, x.options().dtype(torch::kInt64));
-  const auto q = at::quantize_per_channel(x, scale, zero_points_.slice(0, 0, m), 0, at::kQInt8);
-  auto xq = at::from_blob(q.data_ptr(), q.sizes(), q.strides(), [q](void*) {}, x.options().dtype(torch::kInt8));
+  torch::Tensor xq;
+  if (cuda_) {
+    xq = at::div(x, scale.unsqueeze(1)).round_().to(torch::kInt8);
+  } else {
+    if (!zero_points_.defined() || zero_points_.size(0) < m)
+      zero_points_ = torch::zeros({std::max<int64_t>(m, 256)}, x.options().dtype(torch::kInt64));
+    const auto q = at::quantize_per_channel(x, scale, zero_points_.slice(0, 0, m), 0, at::kQInt8);
+    xq = at::from_blob(q.data_ptr(), q.sizes(), q.strides(), [q](void*) {}, x.options().dtype(torch::kInt8));
+  }
   if (p.m != m || p.k != in_) xq = torch::constant_pad_nd(xq, {0, p.k - in_, 0, p.m - m});
   const auto acc = at::_int_mm(xq, GemmWeight()).slice(0, 0, m).slice(1, 0, out_);
   const auto scales = at::mul(scale.unsqueeze(1), w_scale_.slice(1, 0, out_));
@@ -106,23 +114,24 @@ torch::Tensor LowpLinear::Int8(const torch::Tensor& x) const {
 
 // e4m3 activations scaled per row (or per tensor) so that each row's largest
 // magnitude lands on 448; the scales and the bias applied in _scaled_mm's
-// epilogue.
+// epilogue. The scale is computed in the activations' dtype (a bf16 row is
+// divided in bf16, never copied to fp32) and handed to _scaled_mm in fp32,
+// the same value.
 torch::Tensor LowpLinear::Fp8(const torch::Tensor& input) const {
   const GemmShape p = PaddedShape(format_, cuda_, {input.size(0), in_, out_});
   const auto x = p.k == in_ ? input : torch::constant_pad_nd(input, {0, p.k - in_});
   const bool row_wise = format_ == LowpFormat::kFp8RowWise;
-  const auto amax = row_wise ? at::linalg_vector_norm(x, kInf, {1}, true, torch::kFloat32)
-                             : at::linalg_vector_norm(x, kInf, std::nullopt, false, torch::kFloat32);
+  const auto amax = row_wise ? at::linalg_vector_norm(x, kInf, {1}, true) : at::linalg_vector_norm(x, kInf);
   const auto scale = at::add(eps_, amax, 1 / kFp8Max);
   const auto xq = at::div(x, scale).to(torch::kFloat8_e4m3fn);
-  const auto bias = bias_.scalar_type() == x.scalar_type() ? bias_ : bias_.to(x.scalar_type());
-  auto y = at::_scaled_mm(xq, GemmWeight(), scale, w_scale_, bias, std::nullopt, x.scalar_type());
+  const auto scale32 = scale.scalar_type() == torch::kFloat32 ? scale : scale.to(torch::kFloat32);
+  auto y = at::_scaled_mm(xq, GemmWeight(), scale32, w_scale_, bias_, std::nullopt, x.scalar_type());
   return p.n == out_ ? y : y.slice(1, 0, out_);
 }
 
 int64_t LowpLinear::Bytes() const {
   const int64_t scales = format_ == LowpFormat::kFp8TensorWise ? 1 : out_;
-  return out_ * in_ + 4 * scales + 4 * out_;
+  return out_ * in_ + 4 * scales + static_cast<int64_t>(bias_.element_size()) * out_;
 }
 
 std::string ProbeLowp(LowpFormat format, const torch::Device& device) {
@@ -148,7 +157,12 @@ std::string ProbeHalf(torch::ScalarType dtype, const torch::Device& device) {
   return Once(name + "@" + device.str(), [&]() -> std::string {
     if (device.is_cpu()) {
       const char* op = dtype == torch::kBFloat16 ? "mkldnn::_is_mkldnn_bf16_supported" : "mkldnn::_is_mkldnn_fp16_supported";
-      if (CallOp(op, "", {}).toBool()) return "";
+      bool native = false;
+      try {
+        native = CallOp(op, "", {}).toBool();
+      } catch (const c10::Error&) {  // a LibTorch without oneDNN
+      }
+      if (native) return "";
       return name + " has no native support on this CPU (oneDNN reports none: it needs " +
              (dtype == torch::kBFloat16 ? "AVX512-BF16 or AMX" : "AVX512-FP16 or AMX-FP16") +
              "); LibTorch would emulate it, many times slower than fp32";

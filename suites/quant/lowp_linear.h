@@ -11,11 +11,15 @@
 // outright by CUDA 13's cuBLASLt for some shapes).
 //
 // ATen ops per call (the top-level ops a profiler shows, views excluded;
-// tests/quant_test.cc counts them with a RecordFunction callback):
+// tests/quant_test.cc counts them on the CPU with a RecordFunction
+// callback):
 //   int8  linalg_vector_norm, add (scale), quantize_per_channel, _int_mm,
-//         mul (row x channel scales), addcmul (dequantize + bias): 6
+//         mul (row x channel scales), addcmul (dequantize + bias): 6 on the
+//         CPU; on CUDA div, round_ and to replace quantize_per_channel
+//         (which syncs with the host there): 8
 //   fp8   linalg_vector_norm, add (scale), div, to (e4m3), _scaled_mm
-//         (scales and bias in its epilogue): 5
+//         (scales and bias in its epilogue): 5; with bf16 activations (fp8
+//         on CUDA) a sixth, the [rows] scale to fp32
 // The previous int8 form took 14 (abs, amax, clamp_min, two div, round,
 // clamp, to, constant_pad_nd, _int_mm, to, two mul, add). On CUDA a shape
 // that needs padding adds a pad of the activations.
@@ -82,7 +86,7 @@ class LowpLinear {
   torch::Tensor w_scale_;      // fp32 [1, N padded] per channel, or [] for tensor-wise
   torch::Tensor bias_;         // fp32 [N padded] (fp8: in the activations' dtype)
   torch::Tensor eps_;          // fp32 [] on the device: keeps an all-zero row's scale positive
-  mutable torch::Tensor zero_points_;  // int64 zeros, grown to the largest row count seen (int8)
+  mutable torch::Tensor zero_points_;  // int64 zeros, grown to the largest row count seen (int8 on the CPU)
   int64_t in_ = 0, out_ = 0;
   bool cuda_ = false, nn_layout_ = false;
 };
