@@ -13,7 +13,7 @@
 #include <set>
 
 #include "bert_net.h"
-#include "graph_replay.h"
+#include "common/graph_replay.h"
 #include "offline_batch.h"
 #include "layer_net.h"
 #include "resnet_net.h"
@@ -342,7 +342,7 @@ TEST(Quant, TheOfflineBatchIsTheSmallestWithinFivePercentOfTheNextDoubling) {
 }
 
 TEST(Quant, GraphReplayOnTheCpuSaysWhyQueriesStayEager) {
-  GraphReplay g;
+  common::GraphReplay g;
   const std::string why = g.Capture([](const torch::Tensor& x) { return x * 2; }, torch::ones({1, 4}));
   EXPECT_FALSE(why.empty());
   EXPECT_FALSE(g.captured());

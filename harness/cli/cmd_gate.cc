@@ -55,7 +55,7 @@ constexpr const char* kUsage =
     "override how they are measured.";
 
 constexpr const char* kFromBaseline[] = {"quick", "suite", "filter", "param", "world-sizes", "comm-timeout",
-                                          "no-control", "nnodes", "node-rank", "nproc-per-node", "master-addr",
+                                          "no-control", "model-file", "nnodes", "node-rank", "nproc-per-node", "master-addr",
                                           "master-port"};
 
 po::options_description GateOptions() {
@@ -97,7 +97,7 @@ void RefuseSelection(const po::variables_map& vm) {
   for (const char* name : kFromBaseline)
     if (vm.count(name))
       throw UsageError(std::string("--") + name + " is not a gate option: a gate runs what its baseline recorded "
-                       "(variants, --quick, --suite, --filter, --param, the ddp launch); it takes --repetitions, "
+                       "(variants, --quick, --suite, --filter, --param, --model-file, the ddp launch); it takes --repetitions, "
                        "--warmup, --threads, --device, --seed, --timeout, --data-dir and --processes");
 }
 

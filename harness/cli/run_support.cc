@@ -119,6 +119,9 @@ void AddDistributedOptions(po::options_description& desc) {
       ("param", po::value<std::vector<std::string>>()->composing()->value_name("KEY=V[,V]"),
        "replace a param's values in every variant that has it (e.g. bytes=1048576,67108864), or add an "
        "optional one (amp: accumulation, memory_format)")
+      ("model-file", po::value<std::vector<std::string>>()->composing()->value_name("PATH"),
+       "model suite: an exported model to benchmark (AOTInductor .pt2 or TorchScript, from "
+       "scripts/export-model.py); repeat for several; alone, it selects the model suite")
       ("comm-timeout", po::value<double>()->value_name("SECONDS"),
        "ddp: a rank silent this long fails the run, naming it (default 30; $PERFBENCH_COMM_TIMEOUT)")
       ("nnodes", po::value<int>()->value_name("N"), "ddp manual start: number of nodes")
@@ -265,10 +268,28 @@ std::string ResolveDataDir(const po::variables_map& vm, const std::vector<Varian
   return dir;
 }
 
+// --model-file: absolute paths (child processes and a later gate may run
+// elsewhere); alone, the files select the model suite. A file that is
+// missing is the variant's failure, named at set-up, not a usage error.
+void ResolveModelFiles(const po::variables_map& vm, RunSettings* s) {
+  if (vm.count("model-file")) {
+    for (const auto& path : vm["model-file"].as<std::vector<std::string>>()) {
+      if (path.empty()) throw UsageError("--model-file: empty path");
+      s->model_files.push_back(posix::Absolute(path));
+    }
+  }
+  const bool model_suite = std::find(s->suites.begin(), s->suites.end(), "model") != s->suites.end();
+  if (!s->model_files.empty() && s->suites.empty()) s->suites = {"model"};
+  if (model_suite && s->model_files.empty())
+    throw UsageError("the model suite runs the exported models given with --model-file PATH "
+                     "(scripts/export-model.py makes one)");
+}
+
 RunSettings SelectionSettings(const po::variables_map& vm, DeviceBackend& backend) {
   RunSettings s = ResolveSettings(vm, RunSettings::Defaults(vm["quick"].as<bool>()), backend);
   if (vm.count("suite")) s.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
   if (vm.count("filter")) s.filter = vm["filter"].as<std::string>();
+  ResolveModelFiles(vm, &s);
   ResolveDistributed(vm, &s);
   return s;
 }

@@ -143,7 +143,9 @@ Params WithDeviceParams(const WorkloadInfo& info, const Params& declared, std::s
 }
 
 std::vector<Params> ExpandAll(const RegisteredWorkload& w, const RunSettings& s) {
-  const auto& declared = (s.quick && !w.info.quick_variants.empty()) ? w.info.quick_variants : w.info.variants;
+  const std::vector<Params> declared = w.info.settings_variants ? w.info.settings_variants(s)
+                                       : (s.quick && !w.info.quick_variants.empty()) ? w.info.quick_variants
+                                                                                     : w.info.variants;
   std::vector<Params> expanded;
   for (const auto& d : declared) {
     const Params p = WithDeviceParams(w.info, d, s.device);

@@ -3,9 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <stdexcept>
+#include <thread>
 
 #include "perfbench/statistics.h"
 
@@ -156,6 +158,19 @@ double MD1LatencyQuantile(double lambda, double d, double q) {
     (MD1LatencyCdf(lambda, d, mid) < q ? lo : hi) = mid;
   }
   return hi;
+}
+
+Clock RealClock() {
+  using Steady = std::chrono::steady_clock;
+  const auto origin = Steady::now();
+  const auto now = [origin] { return std::chrono::duration<double>(Steady::now() - origin).count(); };
+  const auto sleep_until = [now](double t) {
+    if (const double ahead = t - now() - 200e-6; ahead > 0)
+      std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
+    while (now() < t) {
+    }
+  };
+  return {now, sleep_until};
 }
 
 }  // namespace perfbench::server

@@ -35,6 +35,7 @@ nlohmann::json RunSettings::ToJson() const {
     for (const auto& ov : overrides) o[ov.param] = ov.values;
     j["param_overrides"] = o;
   }
+  if (!model_files.empty()) j["model_files"] = model_files;
   if (launch.Fixed() || launch.comm_timeout_s != DistributedLaunch{}.comm_timeout_s) {
     j["launch"] = {{"source", launch.source},
                    {"world_size", launch.world_size},
@@ -90,6 +91,7 @@ RunSettings RunSettings::FromJson(const nlohmann::json& j) {
   Read(j, "filter", &s.filter);
   Read(j, "data_dir", &s.data_dir);
   s.overrides = ReadOverrides(j);
+  Read(j, "model_files", &s.model_files);
   // How the ranks were started comes from this process's environment or
   // flags; only the communication timeout is a setting of the run.
   if (j.contains("launch") && j.at("launch").is_object()) Read(j.at("launch"), "comm_timeout_s", &s.launch.comm_timeout_s);

@@ -63,7 +63,7 @@
 #include <mutex>
 
 #include "perfbench/workload.h"
-#include "graph_replay.h"
+#include "common/graph_replay.h"
 #include "offline_batch.h"
 #include "quant_net.h"
 #include "common/projection.h"
@@ -402,7 +402,7 @@ class QuantWorkload : public Workload {
     query();
     double service = once();
     for (int i = 0; i < 4; ++i) service = std::min(service, once());
-    const server::ServerResult r = server::FindServerRate(query, service, server_, RealClock());
+    const server::ServerResult r = server::FindServerRate(query, service, server_, server::RealClock());
     if (!r.found) return Status::Error("server scenario: " + r.why);
     rec.SetStepSeconds(1 / r.best.rate);
     rec.Add("server_rate", r.best.rate);
@@ -416,19 +416,6 @@ class QuantWorkload : public Workload {
     return Status::Ok();
   }
 
-  static server::Clock RealClock() {
-    const auto origin = Clock::now();
-    const auto now = [origin] { return std::chrono::duration<double>(Clock::now() - origin).count(); };
-    // Sleep to within 200 us of the arrival, then spin: a query may be shorter than a timer tick.
-    const auto sleep_until = [now](double t) {
-      if (const double ahead = t - now() - 200e-6; ahead > 0)
-        std::this_thread::sleep_for(std::chrono::duration<double>(ahead));
-      while (now() < t) {
-      }
-    };
-    return {now, sleep_until};
-  }
-
   const QuantModelInfo& info_;
   server::SearchLimits server_;
   std::string server_note_;
@@ -439,7 +426,7 @@ class QuantWorkload : public Workload {
   bool nn_layout_ = false;
   int64_t batch_ = 256;
   std::string batch_note_, graphs_note_;
-  GraphReplay graph_;
+  common::GraphReplay graph_;
   int64_t disagreements_ = 0, held_out_ = 0;
   torch::Tensor test_;
   double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;

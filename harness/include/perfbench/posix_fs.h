@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,20 @@ inline std::string SelfExe() {
 inline bool Exists(const std::string& path) {
   struct stat st{};
   return stat(path.c_str(), &st) == 0;
+}
+
+// `path` made absolute: resolved (realpath) where it exists, else joined to
+// the working directory as given.
+inline std::string Absolute(const std::string& path) {
+  if (char* real = realpath(path.c_str(), nullptr)) {
+    std::string out = real;
+    std::free(real);
+    return out;
+  }
+  if (!path.empty() && path[0] == '/') return path;
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) == nullptr) return path;
+  return std::string(cwd) + "/" + path;
 }
 
 // rm -rf (no error when absent).

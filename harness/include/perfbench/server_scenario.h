@@ -31,6 +31,10 @@ struct Clock {
   std::function<void(double)> sleep_until;    // returns at or after the given time
 };
 
+// The steady clock; sleep_until sleeps to within 200 us of the time, then
+// spins (a query may be shorter than a timer tick).
+Clock RealClock();
+
 // Serves the queries at their arrival times (relative to the clock's time at
 // the call), one at a time; returns each query's latency in seconds, and in
 // `busy_s` (when given) the seconds spent serving.

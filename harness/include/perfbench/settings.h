@@ -60,6 +60,10 @@ struct RunSettings {
   std::vector<std::string> suites;  ///< Empty: every suite that is not hidden.
   std::string filter;               ///< ECMAScript regex searched in variant names; empty: all.
   std::vector<ParamOverride> overrides;
+  // The model suite's exported models (--model-file), absolute paths, in the
+  // order given: one workload variant per file and scenario, run again by
+  // `gate` from the stored settings.
+  std::vector<std::string> model_files;
 
   // The defaults of a full or a --quick run.
   static RunSettings Defaults(bool quick);
@@ -68,7 +72,7 @@ struct RunSettings {
   void Validate() const;
   // The stored form (`run.settings` in `show --format json`): warmup_steps,
   // repetitions, timeout_s, seed, quick, device, threads, suites, filter,
-  // processes when not 1, control when off, data_dir when set, param_overrides when any, launch when not the default.
+  // processes when not 1, control when off, data_dir when set, param_overrides when any, model_files when any, launch when not the default.
   nlohmann::json ToJson() const;
   // Inverse of ToJson; absent keys keep Defaults(quick). Throws
   // std::invalid_argument naming a malformed key.

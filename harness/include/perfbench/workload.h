@@ -86,6 +86,11 @@ struct WorkloadInfo {
   std::vector<MetricSpec> metrics;  // every metric a result may carry
   std::vector<Params> variants;        // default (realistic) sizes
   std::vector<Params> quick_variants;  // --quick sizes; empty: same as variants
+  // Optional: variants that come from the run's settings instead (the model
+  // suite's, one per --model-file and scenario); when set, variants and
+  // quick_variants are not used. Must not throw: a file it cannot read still
+  // gets a variant, whose set-up fails naming it.
+  std::function<std::vector<Params>(const RunSettings&)> settings_variants;
   // Variants that differ only in `compare_param` form one group: they are set
   // up together and stepped interleaved (A B C A B C ...), so drift of the
   // machine hits all of them alike. Empty: every variant is its own group.

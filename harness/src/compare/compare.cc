@@ -238,6 +238,25 @@ std::vector<FieldDiff> MathModeChanges(const RunData& a, const RunData& b) {
   return out;
 }
 
+// Variants present on both sides whose exported model file changed (the
+// model suite's result attribute "model_sha1"): a new build of the model is
+// what the comparison judges, so it is listed, not refused.
+std::vector<FieldDiff> ModelChanges(const RunData& a, const RunData& b) {
+  const auto hashes = [](const RunData& d) {
+    std::map<std::string, std::string> out;
+    for (const auto& r : d.results)
+      if (auto it = r.attributes.find("model_sha1"); it != r.attributes.end())
+        out.emplace(r.suite + "/" + r.workload + "/model:" + r.params.Get("model"), it->second);
+    return out;
+  };
+  const auto ha = hashes(a), hb = hashes(b);
+  std::vector<FieldDiff> out;
+  for (const auto& [model, x] : ha)
+    if (auto it = hb.find(model); it != hb.end() && it->second != x)
+      out.push_back({model + " file (sha1)", x.substr(0, 12), it->second.substr(0, 12)});
+  return out;
+}
+
 // Fingerprint and settings differences; throws when hardware differs and that is not allowed.
 void Differences(const RunData& a, const RunData& b, Comparison& c) {
   for (const auto& f : HardwareFields()) {
@@ -259,6 +278,7 @@ void Differences(const RunData& a, const RunData& b, Comparison& c) {
     if (x != y) c.software.push_back({std::string("settings.") + f, x, y});
   }
   for (auto& d : MathModeChanges(a, b)) c.software.push_back(std::move(d));
+  for (auto& d : ModelChanges(a, b)) c.software.push_back(std::move(d));
 }
 
 MetricVerdict Describe(const ResultRecord* ra, const ResultRecord* rb, const Policy& policy) {

@@ -12,7 +12,7 @@
 
 #include <torch/torch.h>
 
-namespace perfbench::quant {
+namespace perfbench::common {
 
 class GraphReplay {
  public:
@@ -31,4 +31,4 @@ class GraphReplay {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace perfbench::quant
+}  // namespace perfbench::common

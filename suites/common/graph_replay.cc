@@ -8,7 +8,7 @@
 #include <c10/cuda/CUDAStream.h>
 #endif
 
-namespace perfbench::quant {
+namespace perfbench::common {
 
 struct GraphReplay::State {
   torch::Tensor input, output;
@@ -99,4 +99,4 @@ torch::Tensor GraphReplay::operator()(const torch::Tensor&) {
 }
 #endif
 
-}  // namespace perfbench::quant
+}  // namespace perfbench::common
