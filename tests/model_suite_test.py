@@ -185,6 +185,17 @@ def check_compare_and_gate(tmp, mlp, cnn):
     if "model/inference/model:mlp file (sha1)" not in fields or gated != {"mlp", "cnn"}:
         fail("the gate reran %s and lists %s; expected both models and the mlp's new file" % (gated, fields))
     print("compare and gate: both models judged, the rebuilt mlp listed as a difference")
+    html = os.path.join(tmp, "report.html")
+    sh([BIN, "report", "--db", db, "--output", html])
+    if "model: throughput by model" not in open(html).read():
+        fail("the report has no headline plot for the model suite")
+    r = sh([BIN, "diagnose", "v2", "--db", db, "--format", "json"])
+    if {v["suite"] for v in json.loads(r.stdout)["variants"]} != {"model"}:
+        fail("diagnose did not cover the models: %s" % r.stdout[:1000])
+    r = sh([BIN, "history", "--db", db, "--suite", "model", "--metric", "throughput", "--format", "json"])
+    if "model:mlp" not in r.stdout and '"mlp"' not in r.stdout:
+        fail("history has no series for the models: %s" % r.stdout[:1000])
+    print("report, diagnose and history read the model suite's runs")
 
 
 def check_export_errors(tmp):

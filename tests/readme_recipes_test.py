@@ -61,6 +61,10 @@ def main():
             sys.exit("FAIL: recipe '%s' has no sh block" % title)
         with tempfile.TemporaryDirectory() as tmp:
             os.symlink(os.path.dirname(BIN), os.path.join(tmp, "build"))
+            # The own-model recipe exports with the torch wheel's Python and the example models.
+            for name in (".venv", "scripts", "examples"):
+                if os.path.exists(os.path.join(SRC, name)):
+                    os.symlink(os.path.join(SRC, name), os.path.join(tmp, name))
             start = time.time()
             # One script per recipe, so an `export` holds for the lines after it.
             cmds = [c for b in blocks for c in commands(b)]

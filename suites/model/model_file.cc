@@ -121,7 +121,7 @@ ModelFile ReadModelFile(const std::string& path) {
   } catch (const std::exception& e) {  // c10::Error is a std::exception
     const std::string what = FirstLine(e.what());
     if (what.rfind("model file ", 0) == 0) throw;
-    Fail(path, "unreadable archive (" + what + ")");
+    Fail(path, "unreadable archive (" + what.substr(0, what.find(". ")) + ")");  // miniz adds advice after its first sentence
   }
   FillFromMetadata(m, f);
   return f;

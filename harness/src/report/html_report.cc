@@ -28,6 +28,7 @@ const std::vector<Headline>& Headlines() {
       {"ddp", "world_size", {"throughput", "scaling_efficiency", "busbw"}},
       {"dataloader", "workers", {"step_throughput", "data_wait_share", "throughput"}},
       {"quant", "precision", {"latency_p50", "accuracy"}},
+      {"model", "model", {"throughput", "latency_p50"}},
   };
   return h;
 }
