@@ -33,6 +33,23 @@ def cnn(batch=32):
     return model.eval(), (torch.randn(batch, 3, 32, 32),)
 
 
+class WithLoss(torch.nn.Module):
+    """A classifier whose forward takes the labels too and returns its loss (for --train)."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+
+    def forward(self, x, y):
+        return torch.nn.functional.cross_entropy(self.net(x), y)
+
+
+def mlp_with_loss(batch=64):
+    """The MLP with its loss, to train (export with --train --format torchscript)."""
+    model, (x,) = mlp(batch)
+    return WithLoss(model), (x, torch.randint(0, 10, (batch,)))
+
+
 def wide_mlp(batch=256):
     """An MLP whose call takes several milliseconds on a CPU (bench/model_vs_python.py)."""
     torch.manual_seed(0)

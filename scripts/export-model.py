@@ -2,7 +2,7 @@
 """Exports a PyTorch model for `perfbench run --model-file`.
 
     .venv/bin/python scripts/export-model.py SOURCE --out PATH [--format aoti|torchscript]
-        [--device cpu|cuda] [--name NAME] [--batch N] [--static] [--seq-len N]
+        [--device cpu|cuda] [--name NAME] [--batch N] [--static] [--seq-len N] [--train]
 
 SOURCE is `module:factory` (an importable module, or a file path.py:factory)
 whose factory returns (module, example_inputs) or a module alone, with
@@ -18,6 +18,10 @@ package's metadata (AOTInductor: aot_inductor.metadata; TorchScript: the
 extra file perfbench.json) records the name, the input signature, the batch
 dimension and this torch's version; perfbench reads it before loading.
 
+--train exports a module whose forward returns its loss (the inputs hold
+data and labels) as TorchScript, traced in training mode, for
+`perfbench run --model-file PATH --param train=on`.
+
 A CUDA package can only be made on a machine with a GPU (inductor compiles
 its kernels for that GPU) and runs on GPUs of the same kind.
 
@@ -25,6 +29,7 @@ A development-time tool: run it with the torch perfbench links (the
 torch==2.11.0 wheel in .venv/); perfbench itself runs no Python.
 """
 import argparse
+import contextlib
 import importlib
 import importlib.util
 import json
@@ -106,7 +111,7 @@ def model_and_inputs(args):
         inputs = tuple(parse_input(t, args.batch) for t in args.input)
     if inputs is None:
         fail("the factory returned no example inputs: give --input SHAPE[:DTYPE]")
-    return model.eval(), tuple(inputs)
+    return (model.train() if args.train else model.eval()), tuple(inputs)
 
 
 def signature(inputs, batch_dim):
@@ -121,7 +126,7 @@ def export(args, model, inputs, meta):
     device = torch.device(args.device)
     model, inputs = model.to(device), tuple(t.to(device) for t in inputs)
     if args.format == "torchscript":
-        with torch.no_grad():
+        with torch.no_grad() if not args.train else contextlib.nullcontext():
             scripted = torch.jit.trace(model, inputs)
         torch.jit.save(scripted, args.out, _extra_files={"perfbench.json": json.dumps(meta)})
         return
@@ -147,7 +152,10 @@ def main():
     p.add_argument("--input", action="append", help="an example input SHAPE[:DTYPE] (first dim: batch)")
     p.add_argument("--static", action="store_true", help="no dynamic batch dimension")
     p.add_argument("--seq-len", type=int, default=128, help="hf: tokens per sequence")
+    p.add_argument("--train", action="store_true", help="forward returns the loss: TorchScript for train=on")
     args = p.parse_args()
+    if args.train and args.format != "torchscript":
+        fail("--train exports TorchScript (an AOTInductor package is inference only): add --format torchscript")
     if args.device == "cuda" and not torch.cuda.is_available():
         fail("--device cuda: no GPU here; a CUDA package can only be made on a GPU machine")
     model, inputs = model_and_inputs(args)
@@ -156,6 +164,8 @@ def main():
     meta = {"perfbench.name": name, "perfbench.batch_dim": str(batch_dim),
             "perfbench.inputs": signature(inputs, batch_dim), "perfbench.torch": torch.__version__,
             "perfbench.format_version": "1"}
+    if args.train:
+        meta["perfbench.train"] = "loss"
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     final = os.path.abspath(args.out)
     # Written in a fresh folder beside it, then moved: a file at --out is

@@ -198,6 +198,34 @@ def check_compare_and_gate(tmp, mlp, cnn):
     print("report, diagnose and history read the model suite's runs")
 
 
+def check_training(tmp, mlp):
+    """train=on: a TorchScript module returning its loss trains (fp32, bf16 autocast); a package cannot."""
+    ts = exported("mlp_loss.pt", "mlp_with_loss", "torchscript", ["--train"])
+    db = os.path.join(tmp, "train.db")
+    r = sh([BIN] + RUN + ["--db", db, "--model-file", ts, "--model-file", mlp, "--param", "train=on",
+                          "--param", "precision=fp32,bf16"], ok=(4,))
+    rows = [x for x in json.loads(r.stdout)["results"] if x["suite"] == "model"]
+    def row(model, scenario, precision, metric):
+        for x in rows:
+            p = x["params"]
+            if (p["model"], p["scenario"], p.get("precision", "fp32"), x["metric"]) == (model, scenario, precision, metric):
+                return x
+        return None
+    for precision in ("fp32", "bf16"):
+        loss = row("mlp_loss", "offline", precision, "loss")
+        tput = row("mlp_loss", "offline", precision, "throughput")
+        if not loss or loss["status"] != "ok" or not tput or not 0 < loss["median"] < 10:
+            fail("training %s: %s" % (precision, [(x["params"], x["metric"], x["status"], x["reason"]) for x in rows]))
+        skipped = [x for x in rows if x["params"]["model"] == "mlp_loss" and x["params"]["scenario"] == "single_stream"
+                   and x["params"].get("precision", "fp32") == precision][0]
+        if skipped["status"] != "skipped" or "offline" not in skipped["reason"]:
+            fail("train=on single_stream: %s %s" % (skipped["status"], skipped["reason"]))
+    pkg = [x for x in rows if x["params"]["model"] == "mlp" and x["params"]["scenario"] == "offline"]
+    if not pkg or pkg[0]["status"] != "failed" or "inference only" not in pkg[0]["reason"]:
+        fail("train=on on an AOTInductor package: %s" % [(x["status"], x["reason"]) for x in pkg])
+    print("training: a TorchScript loss module trains in fp32 and bf16; a package is refused")
+
+
 def check_export_errors(tmp):
     r = sh([PY, EXPORT, "%s:mlp" % MODELS, "--out", os.path.join(tmp, "x.pt2"), "--device", "cuda"], ok=(2,))
     if "GPU" not in r.stderr or os.path.exists(os.path.join(tmp, "x.pt2")):
@@ -208,6 +236,9 @@ def check_export_errors(tmp):
     r = sh([BIN, "run", "--suite", "model", "--db", os.path.join(tmp, "u.db")], ok=(2,))
     if "--model-file" not in r.stderr:
         fail("the model suite without --model-file: %r" % r.stderr)
+    r = sh([PY, EXPORT, "%s:mlp_with_loss" % MODELS, "--out", os.path.join(tmp, "z.pt2"), "--train"], ok=(2,))
+    if "--format torchscript" not in r.stderr:
+        fail("--train as a package: %r" % r.stderr)
     print("export-model.py and run refuse bad usage with exit 2")
 
 
@@ -222,6 +253,7 @@ def main():
             shutil.copy(src + ".inputs.pt", dst + ".inputs.pt")
         check_export_errors(tmp)
         check_errors(tmp, mlp, cnn)
+        check_training(tmp, mlp)
         one = json.loads(sh([BIN] + RUN + ["--db", os.path.join(tmp, "aoti.db"), "--model-file", cnn_cached]).stdout)
         check_good_run(one, ["cnn"])
         check_compare_and_gate(tmp, mlp, cnn)

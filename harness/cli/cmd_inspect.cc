@@ -10,6 +10,7 @@
 #include "registry.h"
 #include "report/format.h"
 #include "report/run_report.h"
+#include "run_support.h"
 
 namespace perfbench::cli {
 
@@ -21,11 +22,14 @@ int ListCmd(const std::vector<std::string>& args) {
        "only variants whose full name (suite/workload/k:v/...) matches, as run --filter")
       ("quick", po::bool_switch(), "list the --quick variants")
       ("device", po::value<std::string>()->default_value("auto")->value_name("D"),
-       "judge skips for auto | cpu | cuda");
+       "judge skips for auto | cpu | cuda")
+      ("model-file", po::value<std::vector<std::string>>()->composing()->value_name("PATH"),
+       "the model suite's variants for this exported model (repeatable)");
   AddWideOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm,
-             "usage: perfbench list [--suite S[,S]] [--filter REGEX] [--quick] [--device auto|cpu|cuda] [--wide]\n\n"
+             "usage: perfbench list [--suite S[,S]] [--filter REGEX] [--quick] [--device auto|cpu|cuda] [--wide]\n"
+             "                      [--model-file PATH]...\n\n"
              "Lists every workload variant, and why a variant would be skipped here; --wide adds its metrics."))
     return kExitOk;
   const std::string device = CheckChoice("--device", vm["device"].as<std::string>(), {"auto", "cpu", "cuda"});
@@ -34,6 +38,7 @@ int ListCmd(const std::vector<std::string>& args) {
   RunSettings sel = RunSettings::Defaults(vm["quick"].as<bool>());
   if (vm.count("suite")) sel.suites = SplitCommas(vm["suite"].as<std::vector<std::string>>());
   if (vm.count("filter")) sel.filter = vm["filter"].as<std::string>();
+  ResolveModelFiles(vm, &sel);
   std::vector<VariantRef> variants;
   try {
     variants = SelectVariants(sel);

@@ -35,6 +35,8 @@ std::string ContextLine(const nlohmann::json& fingerprint, const RunSettings& se
 // distributed flags (ResolveDistributed) say, for a command that selects
 // variants (run, profile).
 RunSettings SelectionSettings(const po::variables_map& vm, DeviceBackend& backend);
+// --model-file into `s` (absolute paths; alone, they select the model suite).
+void ResolveModelFiles(const po::variables_map& vm, RunSettings* s);
 // The variants `settings` selects (UsageError on a bad selection or none),
 // and settings->data_dir resolved for them (ResolveDataDir).
 std::vector<VariantRef> SelectOrThrow(const po::variables_map& vm, RunSettings* settings);

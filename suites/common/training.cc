@@ -136,8 +136,12 @@ std::vector<Batch> MakeBatches(const ModelDef& def, const std::string& size, int
 
 Trainer::Trainer(Model model, Precision precision, torch::Device device, OptimizerSpec spec)
     : model_(std::move(model)), precision_(precision), device_(device), spec_(spec) {
-  model_.module->to(device_);
-  params_ = model_.module->parameters();
+  if (model_.module) {
+    model_.module->to(device_);
+    params_ = model_.module->parameters();
+  } else {
+    params_ = model_.parameters;
+  }
   if (spec_.kind == OptimizerSpec::Kind::kAdamW) {
     optimizer_ = std::make_unique<torch::optim::AdamW>(
         params_, torch::optim::AdamWOptions(spec_.lr).weight_decay(spec_.weight_decay).eps(1e-6));
@@ -169,24 +173,23 @@ torch::Tensor Trainer::Step(const std::vector<Batch>& micro_batches) {
   return total * weight;
 }
 
+torch::Tensor Trainer::LossOf(const Batch& batch) {
+  const auto compute = [&] {
+    if (model_.loss) return model_.loss(batch).to(torch::kFloat);
+    return torch::nn::functional::cross_entropy(model_.forward(batch.x).to(torch::kFloat), batch.y);
+  };
+  if (precision_ == Precision::kFp32 || precision_ == Precision::kTf32) return compute();
+  AutocastGuard guard(device_.type(), precision_ == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
+  return compute();
+}
+
 double Trainer::Loss(const Batch& batch) {
   torch::NoGradGuard no_grad;
-  if (precision_ == Precision::kFp32 || precision_ == Precision::kTf32)
-    return torch::nn::functional::cross_entropy(model_.forward(batch.x), batch.y).item<double>();
-  AutocastGuard guard(device_.type(), precision_ == Precision::kBf16 ? at::kBFloat16 : at::kHalf);
-  return torch::nn::functional::cross_entropy(model_.forward(batch.x).to(torch::kFloat), batch.y).item<double>();
+  return LossOf(batch).item<double>();
 }
 
 torch::Tensor Trainer::Accumulate(const Batch& batch, double weight) {
-  torch::Tensor loss;
-  if (precision_ == Precision::kFp32 || precision_ == Precision::kTf32) {
-    loss = torch::nn::functional::cross_entropy(model_.forward(batch.x), batch.y);
-  } else {
-    const auto dtype = precision_ == Precision::kBf16 ? at::kBFloat16 : at::kHalf;
-    AutocastGuard guard(device_.type(), dtype);
-    torch::Tensor logits = model_.forward(batch.x);
-    loss = torch::nn::functional::cross_entropy(logits.to(torch::kFloat), batch.y);
-  }
+  const torch::Tensor loss = LossOf(batch);
   // Backward outside the autocast region, as in Python.
   torch::Tensor scaled = weight == 1.0 ? loss : loss * weight;
   if (precision_ == Precision::kFp16) scaled = scaled * scale_;

@@ -57,15 +57,24 @@ class AutocastGuard {
 // kernel for the device (CPU kernels exist from torch 2.3).
 std::string LossScalingUnavailable(const std::string& device);
 
+struct Batch;
+
 // A model and its forward function (torch::nn::AnyModule cannot hold a
 // Sequential, whose forward is a template).
 struct Model {
   std::shared_ptr<torch::nn::Module> module;
   std::function<torch::Tensor(const torch::Tensor&)> forward;
+  // Optional: a model that computes its own loss (the model suite's
+  // TorchScript modules whose forward returns it): the Trainer calls this
+  // instead of cross_entropy(forward(x), y).
+  std::function<torch::Tensor(const Batch&)> loss;
+  // The parameters to train when `module` is null (a TorchScript module's),
+  // already on the device.
+  std::vector<torch::Tensor> parameters;
 
   template <typename Holder>
   static Model Of(Holder holder) {
-    return {holder.ptr(), [m = holder.ptr()](const torch::Tensor& x) { return m->forward(x); }};
+    return {holder.ptr(), [m = holder.ptr()](const torch::Tensor& x) { return m->forward(x); }, {}, {}};
   }
 };
 
@@ -184,6 +193,8 @@ class Trainer {
   double CalibrateLossScale(const std::vector<Batch>& batches);
 
  private:
+  // The fp32 loss of `batch` under this precision's autocast.
+  torch::Tensor LossOf(const Batch& batch);
   // Forward and backward of `batch` with its loss times `weight`, adding to
   // the gradients; returns the unscaled loss.
   torch::Tensor Accumulate(const Batch& batch, double weight);

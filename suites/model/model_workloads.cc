@@ -18,6 +18,10 @@
 //     per call, throughput samples per second.
 //   server (`--param scenario=server`): MLPerf LoadGen's server scenario
 //     (perfbench/server_scenario.h) at the bound latency_bound_ms (100).
+//   train (`--param train=on`, TorchScript; script_training.h): the offline
+//     scenario's step is one optimizer step at `batch` on the module's own
+//     loss, in `precision` (fp32, bf16 or fp16 through autocast), through the
+//     amp suite's Trainer; metric loss. Other scenarios are skipped.
 // Before it loads a file, a variant checks the metadata (device, torch
 // version) and loads and calls the model once in a child process
 // (model_runner.h), so a file that crashes its loader fails the variant,
@@ -36,6 +40,7 @@
 #include "perfbench/server_scenario.h"
 #include "perfbench/statistics.h"
 #include "perfbench/workload.h"
+#include "script_training.h"
 
 namespace perfbench::model {
 namespace {
@@ -95,19 +100,26 @@ class ModelWorkload : public Workload {
     if (entry.path.empty()) return Status::Error("no --model-file is named '" + ctx.params.Get("model") + "'");
     if (!entry.error.empty()) return Status::Error(entry.error);
     device_ = ctx.settings.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    if (Status st = ChooseTraining(ctx.params); !st.ok()) return st;
     model_ = ReadModelFile(entry.path);
     sha1_ = FileSha1(model_.path);
     const auto examples = LoadExampleInputs(model_);
     if (Status st = ChooseBatch(ctx.params, examples); !st.ok()) return st;
     if (std::string why = Preflight(model_, sha1_, ctx.settings.device, batch_, ctx.settings.timeout_s); !why.empty())
       return Status::Error(why);
+    batched_ = Resize(examples, model_.batch_dim, batch_, device_);
+    if (train_) return SetUpTraining(ctx.params);
     runner_ = ModelRunner::Open(model_, device_);
     single_ = Resize(examples, model_.batch_dim, 1, device_);
-    batched_ = Resize(examples, model_.batch_dim, batch_, device_);
     return PrepareScenario(ctx);
   }
 
   Status RunStep(StepRecorder& rec) override {
+    if (training_) {
+      rec.Add("loss", training_->Step());
+      rec.SetItemsProcessed(static_cast<double>(batch_));
+      return Status::Ok();
+    }
     torch::InferenceMode guard;
     if (scenario_ == "server") return ServerStep(rec);
     if (scenario_ == "single_stream") return SingleStreamStep(rec);
@@ -125,7 +137,8 @@ class ModelWorkload : public Workload {
         {"format", model_.FormatName()},     {"exported_by_torch", model_.torch_version.empty() ? "unrecorded" : model_.torch_version},
         {"batch_dim", std::to_string(model_.batch_dim)}, {"pctl_method", "nearest_rank"}};
     if (!model_.cpu_isa.empty()) a["compiled_for_cpu_isa"] = model_.cpu_isa;
-    if (scenario_ == "offline") a["offline"] = fmt::format("batch {}, {} calls per repetition", batch_, calls_);
+    if (training_) a["train"] = fmt::format("{}: one optimizer step (SGD) per repetition at batch {}", precision_, batch_);
+    else if (scenario_ == "offline") a["offline"] = fmt::format("batch {}, {} calls per repetition", batch_, calls_);
     if (scenario_ != "offline") a["graphs"] = graphs_note_;
     if (scenario_ == "single_stream") a["queries"] = std::to_string(queries_);
     for (const auto& [k, v] : notes_) a[k] = v;
@@ -134,6 +147,29 @@ class ModelWorkload : public Workload {
   }
 
  private:
+  // train (off | on) and its precision (fp32 | bf16 | fp16).
+  Status ChooseTraining(const Params& p) {
+    const std::string train = p.Get("train", "off");
+    if (train != "on" && train != "off") return Status::Error("train '" + train + "': expected on or off");
+    train_ = train == "on";
+    precision_ = p.Get("precision", "fp32");
+    if (!train_ && p.Has("precision"))
+      return Status::Error("precision applies to train=on; an exported model's inference precision is set at export");
+    if (precision_ != "fp32" && precision_ != "bf16" && precision_ != "fp16")
+      return Status::Error("precision '" + precision_ + "': expected fp32, bf16 or fp16");
+    if (train_ && scenario_ != "offline")
+      return Status::Skipped("train=on measures optimizer steps as the offline scenario (a step of `batch` samples)");
+    if (const std::string why = precision_ == "fp16" ? common::LossScalingUnavailable(device_.str()) : "";
+        train_ && !why.empty())
+      return Status::Skipped(why);
+    return Status::Ok();
+  }
+
+  Status SetUpTraining(const Params&) {
+    training_ = std::make_unique<ScriptTraining>(model_, device_, common::ParsePrecision(precision_), batched_);
+    return Status::Ok();
+  }
+
   Status ChooseBatch(const Params& params, const std::vector<torch::Tensor>& examples) {
     const std::string b = params.Get("batch", "auto");
     batch_ = b == "auto" ? ExampleBatch(examples, model_.batch_dim) : std::atoll(b.c_str());
@@ -236,7 +272,9 @@ class ModelWorkload : public Workload {
     return Status::Ok();
   }
 
-  std::string scenario_;
+  std::string scenario_, precision_;
+  bool train_ = false;
+  std::unique_ptr<ScriptTraining> training_;
   torch::Device device_ = torch::kCPU;
   ModelFile model_;
   std::string sha1_;
@@ -259,7 +297,8 @@ WorkloadInfo Info() {
                   {"latency_p90", "s", Better::kLower},       {"latency_p99", "s", Better::kLower},
                   {"throughput", "samples/s", Better::kHigher}, {"server_rate", "queries/s", Better::kHigher},
                   {"peak_memory", "bytes", Better::kLower},   {"peak_rss", "bytes", Better::kLower},
-                  {"energy", "J", Better::kLower},            {"energy_per_sample", "J/sample", Better::kLower}};
+                  {"energy", "J", Better::kLower},            {"energy_per_sample", "J/sample", Better::kLower},
+                  {"loss", "1", Better::kLower}};
   info.settings_variants = [](const RunSettings& s) {
     std::vector<Params> out;
     for (const auto& e : Entries(s))
@@ -268,7 +307,8 @@ WorkloadInfo Info() {
     return out;
   };
   info.optional_params = {{"batch", "auto"},  {"calls", "auto"},           {"queries", "auto"},
-                          {"graphs", "auto"}, {"latency_bound_ms", "100"}, {"server_queries", "1000"}};
+                          {"graphs", "auto"}, {"latency_bound_ms", "100"}, {"server_queries", "1000"},
+                          {"train", "off"},   {"precision", "fp32"}};
   info.knobs = {{"batch", {{"batch", "auto"}}, {Params{{"batch", "64"}}, Params{{"batch", "256"}}}},
                 {"CUDA graphs", {{"graphs", "auto"}}, {Params{{"graphs", "on"}}}}};
   return info;
