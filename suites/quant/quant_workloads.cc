@@ -64,6 +64,7 @@
 
 #include "perfbench/workload.h"
 #include "common/graph_replay.h"
+#include "common/server_step.h"
 #include "offline_batch.h"
 #include "quant_net.h"
 #include "common/projection.h"
@@ -390,30 +391,9 @@ class QuantWorkload : public Workload {
   // The server scenario: a search for the highest rate within the bound,
   // one answered single query per arrival, on a real clock.
   Status ServerStep(StepRecorder& rec) {
-    const auto& x = singles_;
     size_t next = 0;
-    const auto query = [&] { Query(x[next++ % x.size()]).argmax(1).item<int64_t>(); };
-    // The service time as the queries will see it (through the graph where there is one): the least disturbed of 5.
-    const auto once = [&] {
-      const auto t0 = Clock::now();
-      query();
-      return std::chrono::duration<double>(Clock::now() - t0).count();
-    };
-    query();
-    double service = once();
-    for (int i = 0; i < 4; ++i) service = std::min(service, once());
-    const server::ServerResult r = server::FindServerRate(query, service, server_, server::RealClock());
-    if (!r.found) return Status::Error("server scenario: " + r.why);
-    rec.SetStepSeconds(1 / r.best.rate);
-    rec.Add("server_rate", r.best.rate);
-    rec.Add("latency_p50", r.best.p50);
-    rec.Add("latency_p90", r.best.p90);
-    rec.Add("latency_p99", r.best.p99);
-    server_note_ = fmt::format("p99 <= {:g} ms at {:.4g} queries/s ({} rates tried, {} queries each, Poisson arrivals "
-                               "seeded {}; one query at a time, latency from arrival){}",
-                               1000 * server_.latency_bound_s, r.best.rate, r.tried.size(), server_.queries_per_rate,
-                               server_.seed, r.cut.empty() ? "" : "; " + r.cut);
-    return Status::Ok();
+    const auto query = [&] { Query(singles_[next++ % singles_.size()]).argmax(1).item<int64_t>(); };
+    return common::ServerRepetition(query, server_, rec, server_note_);
   }
 
   const QuantModelInfo& info_;
