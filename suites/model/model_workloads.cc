@@ -6,8 +6,9 @@
 //   -3 ...), inputs (the input signature), scenario. The file's SHA-1 is
 //   the result attribute model_sha1, which compare and gate list as a
 //   difference: a new build of the model is what they judge.
-//   single_stream: a repetition issues `queries` (auto: about 2 s of them,
-//     64 to 700 at --quick, to 2048 otherwise) batch-1 queries back to
+//   single_stream: a repetition issues `queries` (auto: 700 at --quick,
+//     2048 otherwise; fewer, at least 64, where they would take over 10 s:
+//     the count must not follow one timing's luck) batch-1 queries back to
 //     back, each answered (synchronised) before the next; step_time is
 //     their p50, latency_p50/p90/p99 (nearest rank, LoadGen's minima),
 //     throughput = queries / wall time. graphs (on by default on a GPU):
@@ -34,10 +35,10 @@
 #include <mutex>
 
 #include "common/graph_replay.h"
+#include "common/server_step.h"
 #include "common/training.h"
 #include "model_file.h"
 #include "model_runner.h"
-#include "perfbench/server_scenario.h"
 #include "perfbench/statistics.h"
 #include "perfbench/workload.h"
 #include "script_training.h"
@@ -211,7 +212,7 @@ class ModelWorkload : public Workload {
       const double query = TimeCall(single_);
       const int64_t most = ctx.settings.quick ? 700 : 2048;
       queries_ = p.Has("queries") ? p.GetInt("queries", 64)
-                                  : std::clamp<int64_t>(static_cast<int64_t>(2.0 / query), 64, most);
+                                  : std::clamp<int64_t>(static_cast<int64_t>(10.0 / query), 64, most);
       if (queries_ < 1) return Status::Error("queries must be at least 1");
     } else {
       server_.latency_bound_s = std::stod(p.Get("latency_bound_ms", "100")) / 1000;
@@ -255,21 +256,7 @@ class ModelWorkload : public Workload {
   }
 
   Status ServerStep(StepRecorder& rec) {
-    const auto query = [this] { Answer(single_); };
-    double service = TimeCall(single_);
-    for (int i = 0; i < 4; ++i) service = std::min(service, TimeCall(single_));
-    const server::ServerResult r = server::FindServerRate(query, service, server_, server::RealClock());
-    if (!r.found) return Status::Error("server scenario: " + r.why);
-    rec.SetStepSeconds(1 / r.best.rate);
-    rec.Add("server_rate", r.best.rate);
-    rec.Add("latency_p50", r.best.p50);
-    rec.Add("latency_p90", r.best.p90);
-    rec.Add("latency_p99", r.best.p99);
-    server_note_ = fmt::format("p99 <= {:g} ms at {:.4g} queries/s ({} rates tried, {} queries each, Poisson arrivals "
-                               "seeded {}; one query at a time, latency from arrival){}",
-                               1000 * server_.latency_bound_s, r.best.rate, r.tried.size(), server_.queries_per_rate,
-                               server_.seed, r.cut.empty() ? "" : "; " + r.cut);
-    return Status::Ok();
+    return common::ServerRepetition([this] { Answer(single_); }, server_, rec, server_note_);
   }
 
   std::string scenario_, precision_;
