@@ -16,11 +16,13 @@ JOBS="$(nproc 2>/dev/null || echo 2)"
 say() { printf 'setup: %s\n' "$*" >&2; }
 
 # 1. Debian packages: compiler, CMake, the libraries perfbench links, dygraphs (inlined into
-#    `perfbench report`), Chromium (the report's rendering test) and PyYAML (the CI examples' test).
+#    `perfbench report`), Chromium (the report's rendering test), PyYAML (the CI examples' test),
+#    libpq (postgresql:// stores) and a PostgreSQL server with sqlite3 (the fleet test starts one).
 packages=(build-essential cmake ccache git python3 python3-venv
           libsqlite3-dev nlohmann-json3-dev libboost-program-options-dev libgtest-dev
           libbenchmark-dev libgloo-dev libjpeg62-turbo-dev libfmt-dev
-          libjs-dygraphs chromium python3-yaml)
+          libjs-dygraphs chromium python3-yaml
+          libpq-dev postgresql postgresql-client sqlite3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

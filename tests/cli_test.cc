@@ -177,8 +177,9 @@ TEST_F(Cli, RunStoresResultsThatShowReadsBack) {
   auto s = Run("show v1 --format json");
   ASSERT_EQ(s.code, 0) << s.err;
   auto doc = nlohmann::json::parse(s.out);
-  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["schema_version"], 2);
   EXPECT_EQ(doc["run"]["label"], "v1");
+  EXPECT_EQ(doc["run"]["uuid"].get<std::string>().size(), 32u);
   EXPECT_EQ(doc["run"]["status"], "complete");
   EXPECT_TRUE(doc["run"]["fingerprint"].contains("cpu_model"));
   bool saw_throughput = false;
@@ -400,10 +401,21 @@ TEST_F(Compare, DifferentHardwareIsRefusedUnlessAskedFor) {
 
 TEST_F(Compare, ImportRoundTripsAndRefusesMalformedFiles) {
   auto doc = Prepare();
-  Import(doc, "base");  // same label as run 1: keeps the file's content otherwise
-  auto again = nlohmann::ordered_json::parse(Run("show 3 --format json").out);
+  // The same run again lands once (its uuid): import is idempotent.
+  std::ofstream(dir_ / "doc.json") << doc.dump();
+  auto same = Run("import doc.json");
+  ASSERT_EQ(same.code, 0) << same.err;
+  EXPECT_NE(same.out.find("already in"), std::string::npos) << same.out;
+  EXPECT_EQ(nlohmann::json::parse(Run("runs --format json").out)["runs"].size(), 2u);
+  // Into another database it round-trips exactly, identity and all.
+  ASSERT_EQ(Run("import doc.json --db other.db").code, 0);
+  auto again = nlohmann::ordered_json::parse(Run("show 1 --format json --db other.db").out);
   again["run"]["id"] = doc["run"]["id"];
   EXPECT_EQ(again.dump(), doc.dump());
+  // An edited copy (other samples) is another run, with an identity of its own.
+  doc["results"][0]["samples"][0] = doc["results"][0]["samples"][0].get<double>() * 2;
+  Import(doc, "base");
+  EXPECT_NE(nlohmann::json::parse(Run("show 3 --format json").out)["run"]["uuid"], doc["run"]["uuid"]);
   std::ofstream(dir_ / "bad.json") << "{\"schema_version\": 1, \"run\": {}}";
   auto r = Run("import bad.json");
   EXPECT_EQ(r.code, 2);
@@ -590,10 +602,23 @@ TEST_F(Cli, ShowJsonAndBaselineExportOfAnExistingDatabaseAreUnchanged) {
     ss << in.rdbuf();
     return ss.str();
   };
+  // Version 2 added run.uuid (derived for runs recorded before identities:
+  // the same on every read) and run.machine; all else is as it was.
+  auto as_v1 = [](nlohmann::ordered_json doc) {
+    doc["run"].erase("uuid");
+    doc["run"].erase("machine");
+    doc["schema_version"] = 1;
+    return doc.dump(2) + "\n";
+  };
   for (const char* run : {"1", "2"}) {
     auto r = Run(std::string("show ") + run + " --db g.db --format json");
     ASSERT_EQ(r.code, 0) << r.err;
-    EXPECT_EQ(r.out, slurp(fs::path(PERFBENCH_FIXTURES) / (std::string("golden_show_run") + run + ".json"))) << run;
+    const auto doc = nlohmann::ordered_json::parse(r.out);
+    EXPECT_EQ(doc["schema_version"], 2);
+    EXPECT_EQ(doc["run"]["uuid"].get<std::string>().size(), 32u);
+    EXPECT_EQ(doc["run"]["uuid"], nlohmann::ordered_json::parse(Run(std::string("show ") + run + " --db g.db --format json").out)["run"]["uuid"]);
+    EXPECT_EQ(doc["run"]["machine"], doc["run"]["hostname"]);
+    EXPECT_EQ(as_v1(doc), slurp(fs::path(PERFBENCH_FIXTURES) / (std::string("golden_show_run") + run + ".json"))) << run;
   }
   // The baseline export moved on purpose (version 2: a list of runs); a
   // version 1 file still imports, and its run and results come back whole.
@@ -604,7 +629,10 @@ TEST_F(Cli, ShowJsonAndBaselineExportOfAnExistingDatabaseAreUnchanged) {
   EXPECT_EQ(v2["schema_version"], 2);
   EXPECT_EQ(v2["baseline"], v1["baseline"]);
   ASSERT_EQ(v2["runs"].size(), 1u);
-  EXPECT_EQ(v2["runs"][0]["run"], v1["run"]);
+  auto run_v2 = v2["runs"][0]["run"];
+  run_v2.erase("uuid");
+  run_v2.erase("machine");
+  EXPECT_EQ(run_v2, v1["run"]);
   EXPECT_EQ(v2["runs"][0]["results"], v1["results"]);
   auto imp = Run("baseline import '" + (fs::path(PERFBENCH_FIXTURES) / "golden_baseline_export.json").string() +
                  "' --db v1.db");

@@ -37,7 +37,7 @@ ResultRecord Result() {
 
 TEST(RunReport, JsonRoundTripsExactly) {
   auto doc = RunToJson(SomeRun(), {Result()});
-  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["schema_version"], 2);
   EXPECT_DOUBLE_EQ(doc["results"][0]["median"].get<double>(), 1.0 / 7.0);
   RunRecord run;
   std::vector<ResultRecord> results;
@@ -66,8 +66,11 @@ TEST(RunReport, MalformedDocumentsNameTheirProblem) {
     }
   };
   auto d1 = doc;
-  d1["schema_version"] = 2;
+  d1["schema_version"] = 3;
   expect_error(d1, "schema_version");
+  auto d0 = doc;
+  d0["run"]["uuid"] = "not hex!";
+  expect_error(d0, "run.uuid");
   auto d2 = doc;
   d2["results"][0]["samples"] = {1, "two"};
   expect_error(d2, "results[0].samples");

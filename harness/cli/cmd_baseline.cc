@@ -169,7 +169,7 @@ int Show(const Args& a) {
     std::cout << BaselineToJson(b, runs).dump(2) << "\n";
     return kExitOk;
   }
-  for (const auto& [run, results] : runs) {
+  for (const auto& [run, results, verdict] : runs) {
     std::cout << "baseline " << b.name << ": run " << run.id << (run.label.empty() ? "" : " (" + run.label + ")")
               << ", set " << b.created_at << "\n"
               << run.fingerprint.value("cpu_model", "?") << "  torch " << run.fingerprint.value("torch_version", "-")
@@ -203,6 +203,7 @@ int Import(const Args& a) {
   CheckName(name);
   auto store = OpenStore(a.vm, Store::Mode::kCreate);
   const auto before = store->GetBaseline(name);
+  KeepIdentitiesHonest(*store, doc.runs);
   const auto ids = store->InsertBaselineRuns(name, doc.baseline_created_at, doc.runs);
   std::cout << "imported baseline " << name << " as run" << (ids.size() > 1 ? "s " : " ") << IdList(ids) << " ("
             << doc.ResultCount() << " results)";

@@ -102,7 +102,7 @@ int ImportCmd(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (!Parse(args, desc, {"file"}, vm,
     "usage: perfbench import FILE [--db PATH] [--label L] [--suite S]\n\n"
-    "Loads a run from the JSON that `perfbench show --format json` prints (schema_version 1),\n"
+    "Loads a run from the JSON that `perfbench show --format json` prints (schema_version 2, or 1),\n"
     "from a `perfbench baseline export` file (as a plain run; `baseline import` also names it),\n"
     "or from Google Benchmark's --benchmark_format=json output: each benchmark becomes a\n"
     "workload of suite S with real_time, cpu_time (s) and items/bytes_per_second, and each\n"
@@ -115,16 +115,21 @@ int ImportCmd(const std::vector<std::string>& args) {
   if (suite.empty() || suite.find_first_of("/: ") != std::string::npos)
     throw UsageError("--suite: expected a name without '/', ':' or spaces");
   RunDocument doc = ParseRunDocument(ReadJsonFile(path), path, suite);
-  for (auto& [run, results] : doc.runs) {  // a baseline export may hold several runs
+  for (auto& [run, results, verdict] : doc.runs) {  // a baseline export may hold several runs
     if (vm.count("label")) run.label = vm["label"].as<std::string>();
     // Only a finished run keeps its status; one cut short elsewhere is just imported.
     if (run.status != RunStatus::kComplete) run.status = RunStatus::kImported;
   }
   auto store = OpenStore(vm, Store::Mode::kCreate);
-  const auto ids = store->InsertRuns(doc.runs);  // all or none
-  for (size_t i = 0; i < ids.size(); ++i)
-    std::cout << "imported run " << ids[i] << " (" << doc.runs[i].results.size() << " results, " << doc.kind
-              << ") into " << store->path() << "\n";
+  KeepIdentitiesHonest(*store, doc.runs);
+  const auto rows = store->InsertRunsReporting(doc.runs);  // all or none
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].inserted)
+      std::cout << "imported run " << rows[i].id << " (" << doc.runs[i].results.size() << " results, " << doc.kind
+                << ") into " << store->path() << "\n";
+    else
+      std::cout << "run " << rows[i].id << " is already in " << store->path() << " (the same run, "
+                << doc.runs[i].run.uuid << "): not imported again\n";
   return kExitOk;
 }
 

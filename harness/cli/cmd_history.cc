@@ -81,7 +81,7 @@ std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> SelectRuns(Store& s
   const RunRecord newest = runs.front();
   std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> out;
   for (const auto& r : runs) {
-    if (!SameConditions(r, newest)) continue;
+    if (!gate::SameHostConditions(store, r, newest)) continue;
     if (vm.count("last") && static_cast<int>(out.size()) >= vm["last"].as<int>()) break;
     out.emplace_back(r, store.GetResults(r.id));
   }

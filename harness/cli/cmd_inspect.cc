@@ -83,43 +83,63 @@ int EnvCmd(const std::vector<std::string>& args) {
   return kExitOk;
 }
 
+namespace {
+
+void PrintRuns(const std::vector<RunRecord>& runs, const std::string& format) {
+  if (format == "json") {
+    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
+    for (const auto& r : runs)
+      arr.push_back({{"id", r.id}, {"uuid", r.uuid}, {"machine", r.machine}, {"label", r.label},
+                     {"started_at", r.started_at}, {"status", ToString(r.status)}, {"profile_key", r.profile_key},
+                     {"ok", r.ok_results}, {"failed", r.failed_results}, {"skipped", r.skipped_results}});
+    std::cout << nlohmann::ordered_json{{"schema_version", 1}, {"runs", arr}}.dump(2) << "\n";
+    return;
+  }
+  TextTable t({"id", "label", "started (UTC)", "status", "results ok/failed/skipped", "machine", "profile", "torch"});
+  for (const auto& r : runs) {
+    t.AddRow({std::to_string(r.id), r.label, r.started_at, std::string(ToString(r.status)),
+              std::to_string(r.ok_results) + "/" + std::to_string(r.failed_results) + "/" +
+                  std::to_string(r.skipped_results),
+              r.machine, r.profile_key, r.fingerprint.value("torch_version", "-")});
+  }
+  t.Print(std::cout);
+}
+
+}  // namespace
+
 int RunsCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("limit", po::value<int>()->default_value(20)->value_name("N"), "newest N runs (0: all)")
       ("label", po::value<std::string>()->value_name("L"), "only runs labelled L")
+      ("machine", po::value<std::string>()->value_name("M"), "only runs measured on machine M (see --machines)")
+      ("machines", po::bool_switch(), "list the machines that measured runs here, the most recent first")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | json");
   AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
-  if (!Parse(args, desc, {}, vm, "usage: perfbench runs [--label L] [--limit N] [--format table|json] [--db PATH]\n\n"
-                                 "Lists recorded runs, newest first."))
+  if (!Parse(args, desc, {}, vm,
+             "usage: perfbench runs [--label L] [--machine M] [--limit N] [--format table|json] [--db PATH|URL]\n"
+             "       perfbench runs --machines [--db PATH|URL]\n\n"
+             "Lists recorded runs, newest first. With a fleet's store (--db postgresql://...), every\n"
+             "machine's runs; --machine M only M's (its name: $PERFBENCH_MACHINE where it ran, else its\n"
+             "hostname)."))
     return kExitOk;
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});
   const int limit = vm["limit"].as<int>();
   if (limit < 0) throw UsageError("--limit must not be negative");
   auto store = OpenStore(vm, Store::Mode::kReadOnly);
-  std::vector<RunRecord> runs = store->ListRuns(vm.count("label") ? -1 : limit == 0 ? -1 : limit);
+  if (vm["machines"].as<bool>()) {
+    for (const auto& m : store->Machines()) std::cout << m << "\n";
+    return kExitOk;
+  }
+  const std::string machine = vm.count("machine") ? vm["machine"].as<std::string>() : "";
+  std::vector<RunRecord> runs = store->ListRuns(vm.count("label") ? -1 : limit == 0 ? -1 : limit, machine);
   if (vm.count("label")) {
     std::erase_if(runs, [&](const RunRecord& r) { return r.label != vm["label"].as<std::string>(); });
     if (limit > 0 && std::ssize(runs) > limit) runs.resize(static_cast<size_t>(limit));
   }
-  if (format == "json") {
-    nlohmann::ordered_json arr = nlohmann::ordered_json::array();
-    for (const auto& r : runs)
-      arr.push_back({{"id", r.id}, {"label", r.label}, {"started_at", r.started_at}, {"status", ToString(r.status)},
-                     {"profile_key", r.profile_key}, {"ok", r.ok_results}, {"failed", r.failed_results},
-                     {"skipped", r.skipped_results}});
-    std::cout << nlohmann::ordered_json{{"schema_version", 1}, {"runs", arr}}.dump(2) << "\n";
-    return kExitOk;
-  }
-  TextTable t({"id", "label", "started (UTC)", "status", "results ok/failed/skipped", "profile", "torch"});
-  for (const auto& r : runs) {
-    t.AddRow({std::to_string(r.id), r.label, r.started_at, std::string(ToString(r.status)),
-              std::to_string(r.ok_results) + "/" + std::to_string(r.failed_results) + "/" +
-                  std::to_string(r.skipped_results),
-              r.profile_key, r.fingerprint.value("torch_version", "-")});
-  }
-  t.Print(std::cout);
+  if (!machine.empty() && runs.empty()) throw UsageError("no runs of machine '" + machine + "' in " + store->path());
+  PrintRuns(runs, format);
   return kExitOk;
 }
 
@@ -133,7 +153,7 @@ int ShowCmd(const std::vector<std::string>& args) {
   if (!Parse(args, desc, {"run"}, vm,
              "usage: perfbench show RUN [--db PATH] [--format table|json]\n\n"
              "Shows one run. RUN is an id, a label (its newest run) or `latest`. The JSON is a\n"
-             "versioned contract (schema_version 1) that `perfbench import` reads back."))
+             "versioned contract (schema_version 2) that `perfbench import` reads back."))
     return kExitOk;
   if (!vm.count("run")) throw UsageError("missing RUN (an id, a label or latest)");
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "json"});

@@ -15,10 +15,14 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: perfbench procure RUN RUN... [--price RUN=USD_PER_HOUR]... [--power RUN=WATTS]...\n"
-    "                         [--format table|markdown|json] [--db PATH]\n\n"
+    "                         [--format table|markdown|json] [--db PATH|URL]\n"
+    "       perfbench procure --label L [--db postgresql://...] [...]\n\n"
     "Ranks machines on the same workloads: RUN is a label (its runs pooled: each run one more\n"
-    "process), a run id, a baseline name or a JSON file, one per machine (import runs from other\n"
-    "machines with `perfbench import`). Per workload, each machine's throughput with its 95%\n"
+    "process), a run id, a baseline name, machine:NAME (every run of that machine) or a JSON\n"
+    "file, one per machine (import runs from other machines with `perfbench import`, or push\n"
+    "them to a fleet's store). --label L without RUNs: one machine per machine name among the\n"
+    "runs labelled L (a fleet's store, `perfbench push`), that machine's runs pooled.\n"
+    "Per workload, each machine's throughput with its 95%\n"
     "interval (Student's t on process medians with several processes; the median's order-\n"
     "statistics interval within one process), relative to the first RUN; samples per dollar\n"
     "from --price (USD per hour of the machine); samples per joule from the energy the run\n"
@@ -47,6 +51,16 @@ std::map<std::string, double> PerRun(const po::variables_map& vm, const char* fl
   return out;
 }
 
+// The runs labelled `label`, by the machine that measured them (a fleet).
+std::map<std::string, RunData> MachinesOfLabel(Store& store, const std::string& label) {
+  std::map<std::string, std::vector<int64_t>> ids;
+  for (const int64_t id : store.RunsWithLabel(label)) ids[store.GetRun(id).machine].push_back(id);
+  if (ids.empty()) throw UsageError("no run labelled '" + label + "' in " + store.path());
+  std::map<std::string, RunData> out;
+  for (const auto& [machine, runs] : ids) out.emplace(machine, LoadRuns(store, runs, machine, "machine"));
+  return out;
+}
+
 }  // namespace
 
 int ProcureCmd(const std::vector<std::string>& args) {
@@ -55,21 +69,29 @@ int ProcureCmd(const std::vector<std::string>& args) {
       ("price", po::value<std::vector<std::string>>()->composing()->value_name("RUN=USD_PER_HOUR"), "USD per hour of RUN's machine")
       ("power", po::value<std::vector<std::string>>()->composing()->value_name("RUN=WATTS"),
        "watts of RUN's machine (when the run measured no energy)")
+      ("label", po::value<std::string>()->value_name("L"), "no RUNs: every machine's runs labelled L, a machine each")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"), "table | markdown | json");
   AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
   if (!Parse(args, desc, {"...runs"}, vm, kUsage)) return kExitOk;
   const std::string format = CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json"});
-  const auto refs = vm.count("runs") ? vm["runs"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  if (refs.size() < 2) throw UsageError("needs at least two runs, one per machine: procure RUN RUN...");
-  const auto prices = PerRun(vm, "price", refs), powers = PerRun(vm, "power", refs);
+  auto refs = vm.count("runs") ? vm["runs"].as<std::vector<std::string>>() : std::vector<std::string>{};
   std::unique_ptr<Store> store;
-  if (std::any_of(refs.begin(), refs.end(), [](const std::string& r) { return !LooksLikeFile(r); }))
+  std::map<std::string, RunData> by_machine;
+  if (vm.count("label")) {
+    if (!refs.empty()) throw UsageError("give RUNs or --label L, not both");
+    store = OpenStore(vm, Store::Mode::kReadOnly);
+    by_machine = MachinesOfLabel(*store, vm["label"].as<std::string>());
+    for (const auto& [name, data] : by_machine) refs.push_back(name);
+  }
+  if (refs.size() < 2) throw UsageError("needs at least two machines: procure RUN RUN... (or --label L over a fleet)");
+  const auto prices = PerRun(vm, "price", refs), powers = PerRun(vm, "power", refs);
+  if (!store && std::any_of(refs.begin(), refs.end(), [](const std::string& r) { return !LooksLikeFile(r); }))
     store = OpenStore(vm, Store::Mode::kReadOnly);
   std::vector<Machine> machines;
   for (const auto& ref : refs) {
-    Machine m{ref, LoadRunData(store.get(), ref, "machine"), 0, 0};
+    Machine m{ref, by_machine.count(ref) ? by_machine.at(ref) : LoadRunData(store.get(), ref, "machine"), 0, 0};
     if (auto p = prices.find(ref); p != prices.end()) m.usd_per_hour = p->second;
     if (auto w = powers.find(ref); w != powers.end()) m.watts = w->second;
     machines.push_back(std::move(m));

@@ -51,15 +51,19 @@ RunData Pooled(const std::vector<const RunData*>& runs) {
   return PoolProcesses(all);
 }
 
+// A run's machine for the report: the machine that measured it (host
+// identity) on its hardware; a machine whose hardware changed is two.
+std::string MachineKey(const RunRecord& run) { return run.machine + "|" + run.profile_key; }
+
 // History of the newest run's machine, and machines when the runs span several.
 void AddSeriesAndMachines(ReportInput& in) {
   std::map<std::string, std::vector<const RunData*>> by_profile;
   std::vector<std::string> order;
   for (const auto& r : in.runs) {
-    if (!by_profile.count(r.run.profile_key)) order.push_back(r.run.profile_key);
-    by_profile[r.run.profile_key].push_back(&r);
+    if (!by_profile.count(MachineKey(r.run))) order.push_back(MachineKey(r.run));
+    by_profile[MachineKey(r.run)].push_back(&r);
   }
-  const auto& mine = by_profile[in.runs.back().run.profile_key];
+  const auto& mine = by_profile[MachineKey(in.runs.back().run)];
   in.trend_runs = mine.size();
   if (mine.size() >= 2) {
     std::vector<std::pair<RunRecord, std::vector<ResultRecord>>> runs;
@@ -70,8 +74,8 @@ void AddSeriesAndMachines(ReportInput& in) {
   for (const auto& key : order) {
     const auto& runs = by_profile[key];
     const RunRecord& newest = runs.back()->run;
-    in.machines.push_back({fmt::format("{} (run {})", newest.label.empty() ? "unlabelled" : newest.label, newest.id),
-                           Pooled(runs), 0, 0});
+    const std::string name = newest.machine.empty() ? (newest.label.empty() ? "unlabelled" : newest.label) : newest.machine;
+    in.machines.push_back({fmt::format("{} (run {})", name, newest.id), Pooled(runs), 0, 0});
   }
   in.procurement = Procure(in.machines);
 }

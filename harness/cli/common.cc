@@ -75,8 +75,9 @@ void AddWideOption(po::options_description& desc) {
 }
 
 void AddDbOption(po::options_description& desc) {
-  desc.add_options()("db", po::value<std::string>()->value_name("PATH"),
-                     "database file (default: $PERFBENCH_DB, else ./perfbench.db)");
+  desc.add_options()("db", po::value<std::string>()->value_name("PATH|URL"),
+                     "database file, or a PostgreSQL server postgresql://[user@]host[:port]/db "
+                     "(default: $PERFBENCH_DB, else ./perfbench.db)");
 }
 
 std::string DbPath(const po::variables_map& vm) {
@@ -85,9 +86,11 @@ std::string DbPath(const po::variables_map& vm) {
   return "perfbench.db";
 }
 
-std::unique_ptr<Store> OpenStore(const po::variables_map& vm, Store::Mode mode) {
+std::unique_ptr<Store> OpenStore(const po::variables_map& vm, Store::Mode mode) { return OpenStoreAt(DbPath(vm), mode); }
+
+std::unique_ptr<Store> OpenStoreAt(const std::string& location, Store::Mode mode) {
   try {
-    return Store::Open(DbPath(vm), mode);
+    return Store::Open(location, mode);
   } catch (const StoreInputError& e) {
     throw UsageError(e.what());
   }

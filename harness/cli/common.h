@@ -52,6 +52,8 @@ void AddDbOption(po::options_description& desc);
 // --db, else $PERFBENCH_DB, else ./perfbench.db.
 std::string DbPath(const po::variables_map& vm);
 std::unique_ptr<Store> OpenStore(const po::variables_map& vm, Store::Mode mode);
+// A store at `location` (a file or postgresql://...); StoreInputError as UsageError.
+std::unique_ptr<Store> OpenStoreAt(const std::string& location, Store::Mode mode);
 // Resolves RUN (id, label, "latest") or throws UsageError.
 int64_t ResolveRunOrThrow(Store& store, const std::string& ref);
 

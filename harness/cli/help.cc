@@ -31,7 +31,10 @@ struct Contract {
   std::vector<std::string> env;
 };
 
-const std::string kDb = "PERFBENCH_DB      database file when --db is not given (default ./perfbench.db)";
+const std::string kDb =
+    "PERFBENCH_DB      database file or postgresql:// URL when --db is not given (default ./perfbench.db)";
+const std::string kPg = "PGPASSFILE PGSERVICEFILE PGSERVICE  libpq: where a server's password comes from";
+const std::string kMachine = "PERFBENCH_MACHINE  this machine's name in the fleet (default: the hostname)";
 const std::string kPolicy = "PERFBENCH_POLICY  verdict policy file when --policy is not given";
 const std::string kData = "PERFBENCH_DATA_DIR  dataset cache when --data-dir is not given";
 const std::string kComm = "PERFBENCH_COMM_TIMEOUT  ddp: seconds a silent rank may take (--comm-timeout)";
@@ -40,7 +43,7 @@ const std::string kSlurm = "SLURM_PROCID SLURM_NTASKS SLURM_LOCALID SLURM_NODEID
 
 const std::map<std::string, Contract>& Contracts() {
   static const std::map<std::string, Contract> m = {
-      {"run", {{0, 2, 4}, {kDb, kData, kComm, kTorchrun, kSlurm}}},
+      {"run", {{0, 2, 4}, {kDb, kMachine, kData, kComm, kTorchrun, kSlurm}}},
       {"list", {{0, 2}, {}}},
       {"env", {{0, 2}, {}}},
       {"runs", {{0, 2}, {kDb}}},
@@ -57,6 +60,7 @@ const std::map<std::string, Contract>& Contracts() {
       {"report", {{0, 2}, {kDb, "PERFBENCH_DYGRAPHS_DIR  folder of dygraph.min.js (default: Debian's libjs-dygraphs)"}}},
       {"baseline", {{0, 2, 5}, {kDb}}},
       {"import", {{0, 2, 4}, {kDb}}},
+      {"push", {{0, 2, 4}, {kDb, kPg}}},
   };
   return m;
 }

@@ -26,6 +26,7 @@ int AdviseCmd(const std::vector<std::string>& args);
 int HistoryCmd(const std::vector<std::string>& args);
 int ProcureCmd(const std::vector<std::string>& args);
 int ReportCmd(const std::vector<std::string>& args);
+int PushCmd(const std::vector<std::string>& args);
 
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = {
@@ -49,6 +50,7 @@ const std::vector<Command>& Commands() {
        ReportCmd},
       {"baseline", "named baselines: set, list, show, export, import, delete", BaselineCmd},
       {"import", "load a run from show JSON, a baseline file or Google Benchmark JSON", ImportCmd},
+      {"push", "copy this machine's runs to the fleet's store (PostgreSQL), each run once", PushCmd},
   };
   return commands;
 }

@@ -1,5 +1,7 @@
 #include "sources.h"
 
+#include "report/format.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -91,12 +93,37 @@ RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::strin
     d.kind = "run";
     d.runs.emplace_back();
     RunFromJson(doc, &d.runs.back().run, &d.runs.back().results);
-  } catch (const std::invalid_argument& e) {
-    throw UsageError("'" + path + "': " + e.what());
+  } catch (const std::invalid_argument& e) {  // one line whatever the file holds (it may quote its values)
+    throw UsageError(OneLine("'" + path + "': " + e.what()));
   } catch (const nlohmann::json::exception& e) {
-    throw UsageError("'" + path + "': " + e.what());
+    throw UsageError(OneLine("'" + path + "': " + e.what()));
   }
   return d;
+}
+
+namespace {
+
+bool SameMeasurements(const std::vector<ResultRecord>& a, const std::vector<ResultRecord>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (ResultKey(a[i]) != ResultKey(b[i]) || a[i].samples != b[i].samples || a[i].process != b[i].process ||
+        a[i].status != b[i].status)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+void KeepIdentitiesHonest(Store& store, std::vector<Store::RunWithResults>& runs) {
+  for (auto& r : runs) {
+    if (r.run.uuid.empty()) continue;
+    const auto id = store.FindRunByUuid(r.run.uuid);
+    if (!id) continue;
+    const RunRecord there = store.GetRun(*id);
+    if (there.fingerprint != r.run.fingerprint || there.profile_key != r.run.profile_key ||
+        !SameMeasurements(store.GetResults(*id), r.results))
+      r.run.uuid = NewRunUuid();
+  }
 }
 
 nlohmann::ordered_json BaselineToJson(const BaselineRecord& baseline, const std::vector<Store::RunWithResults>& runs) {
@@ -136,6 +163,13 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
   }
   if (!store) throw UsageError(std::string("no ") + role + " file '" + ref + "'");
   std::vector<int64_t> ids;
+  if (ref.rfind("machine:", 0) == 0) {
+    const std::string machine = ref.substr(8);
+    for (const auto& r : store->ListRuns(-1, machine)) ids.push_back(r.id);
+    if (ids.empty()) throw UsageError(std::string("no ") + role + " '" + ref + "': no runs of machine '" + machine +
+                                      "' in " + store->path() + " (see `perfbench runs --machines`)");
+    return LoadRuns(*store, ids, ref, role);
+  }
   if (auto b = store->GetBaseline(ref)) {
     ids.assign(b->run_ids.rbegin(), b->run_ids.rend());  // newest first, as labels
     d.source = "baseline " + ref + (ids.size() > 1 ? " (" + std::to_string(ids.size()) + " runs)" : "");
@@ -149,15 +183,23 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
                        store->path() + " (see `perfbench baseline list` and `perfbench runs`)");
     ids = {*id};
   }
+  const std::string source = d.source;
+  d = LoadRuns(*store, ids, ref, role);
+  if (!source.empty()) d.source = source;
+  return d;
+}
+
+RunData LoadRuns(Store& store, const std::vector<int64_t>& ids, const std::string& ref, const char* role) {
+  RunData d;
   d.run_ids = ids;
   d.run_count = ids.size();
-  d.run = store->GetRun(ids.front());
+  d.run = store.GetRun(ids.front());
   for (int64_t id : ids) {
-    const RunRecord r = store->GetRun(id);
+    const RunRecord r = store.GetRun(id);
     if (r.profile_key != d.run.profile_key)
-      throw IncomparableError(std::string(role) + " label '" + ref + "' names runs on different hardware (runs " +
-                       std::to_string(ids.front()) + " and " + std::to_string(id) + "); compare run ids");
-    auto res = store->GetResults(id);
+      throw IncomparableError(std::string(role) + " '" + ref + "' names runs on different hardware (runs " +
+                              std::to_string(ids.front()) + " and " + std::to_string(id) + "); compare run ids");
+    auto res = store.GetResults(id);
     d.results.insert(d.results.end(), res.begin(), res.end());
   }
   return d;

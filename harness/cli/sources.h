@@ -35,6 +35,12 @@ struct RunDocument {
 RunDocument ParseRunDocument(const nlohmann::ordered_json& doc, const std::string& path,
                              const std::string& gbench_suite = "gbench");
 
+// A file's run whose identity (uuid) the store holds already, but whose
+// measurements or machine differ (an edited copy of a run), gets an identity of its
+// own, so importing it adds a run; an unchanged copy keeps its identity and
+// lands once.
+void KeepIdentitiesHonest(Store& store, std::vector<Store::RunWithResults>& runs);
+
 // The versioned baseline document: {"schema_version", "kind": "perfbench-baseline",
 // "baseline": {"name", "created_at"}, "runs": [{"run": {...}, "results": [...]}]};
 // each run's JSON without the database-local run id, so export -> import ->
@@ -50,7 +56,11 @@ bool LooksLikeFile(const std::string& ref);
 // Resolves A or B of compare/gate, in this order: a file (see LooksLikeFile),
 // a baseline name, a label (all its runs pooled), a run id or `latest`.
 // `store` may be null when only files are possible. UsageError when none.
+// `machine:NAME` is every run of machine NAME (a fleet's store), pooled.
 RunData LoadRunData(Store* store, const std::string& ref, const char* role);
+// The runs `ids` (newest first) pooled as one RunData; IncomparableError
+// when they are of different hardware. `ref` and `role` name them in errors.
+RunData LoadRuns(Store& store, const std::vector<int64_t>& ids, const std::string& ref, const char* role);
 
 // A baseline reference that may be rolling: "label:NAME" is the window of
 // NAME's last `last` usable runs for `candidate` (gate/window.h; older than

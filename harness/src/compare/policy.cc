@@ -1,5 +1,7 @@
 #include "compare/policy.h"
 
+#include "report/format.h"
+
 #include <fnmatch.h>
 
 #include <fstream>
@@ -92,7 +94,9 @@ Policy Policy::Load(const std::string& path) {
   try {
     return LoadUnchecked(path);
   } catch (const nlohmann::json::exception& e) {  // a value of the wrong type
-    throw std::invalid_argument("policy file '" + path + "': " + e.what());
+    throw std::invalid_argument(OneLine("policy file '" + path + "': " + e.what()));
+  } catch (const std::invalid_argument& e) {  // one line, whatever keys the file holds
+    throw std::invalid_argument(OneLine(e.what()));
   }
 }
 

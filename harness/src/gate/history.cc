@@ -16,6 +16,10 @@ bool SameConditions(const RunRecord& r, const RunRecord& c) {
   return true;
 }
 
+bool SameHostConditions(const Store& store, const RunRecord& r, const RunRecord& c) {
+  return SameConditions(r, c) && (!store.IsServer() || r.machine == c.machine);
+}
+
 History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate) {
   std::set<int64_t> ids(baseline.run_ids.begin(), baseline.run_ids.end());
   if (!candidate.run.label.empty())
@@ -28,7 +32,7 @@ History LoadHistory(Store& store, const RunData& baseline, const RunData& candid
   std::vector<int64_t> usable;
   for (int64_t id : ids) {  // ascending: time order
     const RunRecord r = store.GetRun(id);
-    if ((r.status == RunStatus::kComplete || r.status == RunStatus::kImported) && SameConditions(r, candidate.run))
+    if ((r.status == RunStatus::kComplete || r.status == RunStatus::kImported) && SameHostConditions(store, r, candidate.run))
       usable.push_back(id);
   }
   if (usable.size() > kMaxHistoryRuns) usable.erase(usable.begin(), usable.end() - kMaxHistoryRuns);

@@ -10,6 +10,9 @@ namespace perfbench::gate {
 // Same hardware profile and the same threads, quick and device settings: runs
 // whose medians belong in one series.
 bool SameConditions(const RunRecord& r, const RunRecord& c);
+// SameConditions, and in a fleet's store (several machines' runs) the same
+// machine too: history and noise floors follow a host, not only its hardware.
+bool SameHostConditions(const Store& store, const RunRecord& r, const RunRecord& c);
 
 // The runs a comparison learns its noise floors from: the baseline's stored
 // runs and earlier runs labelled like the candidate, on the candidate's

@@ -28,7 +28,7 @@ std::vector<Candidate> EligibleRuns(Store& store, const std::string& label, cons
   for (int64_t id : ids) {
     if (before != 0 && id >= before) continue;
     RunRecord r = store.GetRun(id);
-    if ((r.status != RunStatus::kComplete && r.status != RunStatus::kImported) || !SameConditions(r, conditions))
+    if ((r.status != RunStatus::kComplete && r.status != RunStatus::kImported) || !SameHostConditions(store, r, conditions))
       continue;
     ++w->considered;
     const auto verdict = store.GetRunVerdict(id);

@@ -66,6 +66,8 @@ nlohmann::ordered_json RunToJson(const RunRecord& run, const std::vector<ResultR
   doc["schema_version"] = kRunJsonSchemaVersion;
   nlohmann::ordered_json r;
   r["id"] = run.id;
+  r["uuid"] = run.uuid;
+  r["machine"] = run.machine;
   r["label"] = run.label.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(run.label);
   r["started_at"] = run.started_at;
   r["finished_at"] = run.finished_at.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(run.finished_at);
@@ -143,6 +145,10 @@ RunRecord RunFromJsonObject(const Json& r) {
   if (!status) throw std::invalid_argument("run.status: expected running, complete, aborted or imported");
   out.status = *status;
   out.hostname = r.value("hostname", "");
+  out.uuid = r.contains("uuid") ? Str(r, "uuid", "run", /*nullable=*/true) : "";
+  if (!out.uuid.empty() && (out.uuid.size() > 64 || out.uuid.find_first_not_of("0123456789abcdef-") != std::string::npos))
+    throw std::invalid_argument("run.uuid: expected hexadecimal digits");
+  out.machine = r.contains("machine") ? Str(r, "machine", "run", /*nullable=*/true) : out.hostname;
   out.command = r.value("command", "");
   out.profile_key = Str(r, "profile_key", "run");
   const Json& fingerprint = Field(r, "fingerprint", "run");
@@ -151,6 +157,7 @@ RunRecord RunFromJsonObject(const Json& r) {
   const Json settings = r.value("settings", Json::object());
   if (!settings.is_object()) throw std::invalid_argument("run.settings: expected an object");
   out.settings = nlohmann::json::parse(settings.dump());
+  if (!r.contains("uuid")) out.uuid = DerivedRunUuid(out);  // a run from before identities: every copy alike
   return out;
 }
 
@@ -214,8 +221,8 @@ ResultRecord ResultFromJson(const Json& j, const std::string& where) {
 void RunFromJson(const nlohmann::ordered_json& doc, RunRecord* run, std::vector<ResultRecord>* results) {
   if (!doc.is_object()) throw std::invalid_argument("top level: expected a JSON object");
   const auto& version = Field(doc, "schema_version", "top level");
-  if (!version.is_number_integer() || version.get<int>() != kRunJsonSchemaVersion)
-    throw std::invalid_argument("schema_version: expected " + std::to_string(kRunJsonSchemaVersion) +
+  if (!version.is_number_integer() || (version.get<int>() != 1 && version.get<int>() != kRunJsonSchemaVersion))
+    throw std::invalid_argument("schema_version: expected 1 or " + std::to_string(kRunJsonSchemaVersion) +
                                 ", got " + version.dump());
   RunRecord out = RunFromJsonObject(Field(doc, "run", "top level"));
   const auto& arr = Field(doc, "results", "top level");

@@ -13,7 +13,9 @@
 namespace perfbench {
 
 // Version of the run JSON document. Bump on any incompatible change.
-inline constexpr int kRunJsonSchemaVersion = 1;
+// 2 adds run.uuid (the run's identity across stores) and run.machine; version
+// 1 documents are still read (their runs get a fresh identity on import).
+inline constexpr int kRunJsonSchemaVersion = 2;
 
 // One result row per declared metric of a variant that produced samples; a
 // failed or skipped variant with no samples gets one row per declared metric

@@ -40,6 +40,12 @@ struct RunRecord {
   nlohmann::json fingerprint = nlohmann::json::object();
   nlohmann::json settings = nlohmann::json::object();
   std::string command;
+  // The run's identity across stores (schema v5): 32 hex digits, made when
+  // the run begins, kept by export, import and push. Empty: made on insert.
+  std::string uuid;
+  // The machine that measured it (host identity: history, noise floors);
+  // its hardware is profile_key. Empty: this machine (MachineName()).
+  std::string machine;
   // Filled by reads: counts of results by status.
   int64_t ok_results = 0, failed_results = 0, skipped_results = 0;
 };

@@ -10,4 +10,13 @@ namespace perfbench::schema {
 // Store::kSchemaVersion.
 const std::vector<const char*>& Migrations();
 
+// PostgreSQL's steps, each from one version to a later one: the server
+// store began at version 5, in one step; later versions append a step to
+// both lists.
+struct Step {
+  int from, to;
+  const char* sql;
+};
+const std::vector<Step>& PostgresMigrations();
+
 }  // namespace perfbench::schema
