@@ -6,8 +6,8 @@
 #   postgres_fleet_test.sh PERFBENCH CORE_TEST STORE_LOAD
 # Covers: the store contract (core_test's postgres cases), bad URLs and
 # logins (exit 2 / 4, one line, no password shown), three machines' runs
-# pushed (idempotently) and read back by runs, procure, report, history and
-# compare, a push killed at each failpoint (no partial run; the next push
+# pushed (idempotently) and read back by runs, procure, report, history,
+# compare and a gate (which writes its run there), a push killed at each failpoint (no partial run; the next push
 # completes), the server restarted mid-push, and 8 concurrent writers into
 # the server and into one SQLite file.
 set -euo pipefail
@@ -15,33 +15,12 @@ bin="$(realpath "$1")"; core_test="$(realpath "$2")"; store_load="$(realpath "$3
 fail() { echo "FAIL: $*" >&2; exit 1; }
 say() { echo "== $*"; }
 
-pgbin="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
-[ -n "$pgbin" ] && [ -x "$pgbin/initdb" ] || fail "no PostgreSQL server here (initdb): scripts/setup.sh installs postgresql"
-command -v psql >/dev/null || fail "no psql: scripts/setup.sh installs postgresql-client"
-
+source "$(dirname "$(realpath "$0")")/../scripts/pg-test-server.sh"
 work="$(mktemp -d /tmp/perfbench-pg.XXXXXX)"
-chmod 755 "$work"
-as=()
-if [ "$(id -u)" = 0 ]; then as=(setpriv --reuid=nobody --regid=nogroup --clear-groups --); fi
-mkdir "$work/data" "$work/sock"
-[ "${#as[@]}" -gt 0 ] && chown nobody:nogroup "$work/data" "$work/sock"
-stop_server() { "${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -m immediate stop >/dev/null 2>&1 || true; }
-trap 'stop_server; rm -rf "$work"' EXIT
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-printf 'fleet-secret\n' > "$work/pw"; chmod 644 "$work/pw"
-"${as[@]}" "$pgbin/initdb" -D "$work/data" -U fleetadmin --pwfile="$work/pw" --auth-local=trust \
-  --auth-host=scram-sha-256 -E UTF8 >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log"; fail "initdb"; }
-start_server() {
-  "${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -l "$work/sock/server.log" -w -t 60 \
-    -o "-p $port -k $work/sock -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=50" start >/dev/null \
-    || { cat "$work/sock/server.log"; fail "the server did not start"; }
-}
-start_server
-psql -h "$work/sock" -p "$port" -U fleetadmin -d postgres -qc "CREATE DATABASE fleet" -c "CREATE DATABASE contract" \
-  -c "CREATE DATABASE load" >/dev/null
-# The documented way to give a password: a pgpass file, not the URL.
-printf '127.0.0.1:%s:*:fleetadmin:fleet-secret\n' "$port" > "$work/pgpass"; chmod 600 "$work/pgpass"
-export PGPASSFILE="$work/pgpass"
+trap 'pg_test_stop; rm -rf "$work"' EXIT
+pg_test_start "$work"
+port="$pg_port"
+pg_test_psql postgres -c "CREATE DATABASE fleet" -c "CREATE DATABASE contract" -c "CREATE DATABASE load" >/dev/null
 url="postgresql://fleetadmin@127.0.0.1:$port/fleet"
 cd "$work"
 
@@ -125,6 +104,15 @@ ids=($(python3 -c 'import json; print(" ".join(str(r["id"]) for r in json.load(o
 set +e; "$bin" compare "${ids[2]}" "${ids[1]}" --db "$url" --across-hardware >/dev/null; rc=$?; set -e
 [ "$rc" = 0 ] || [ "$rc" = 1 ] || fail "compare on the server exited $rc"
 
+say "a gate against a baseline on the server, writing its run there"
+m1_id="$(python3 -c 'import json; print([r["id"] for r in json.load(open("runs.json"))["runs"] if r["machine"]=="m1"][0])')"
+"$bin" baseline set fleet-m1 "$m1_id" --db "$url" >/dev/null
+before="$(pg_test_psql fleet -c "SELECT count(*) FROM runs")"
+set +e; PERFBENCH_MACHINE=m1 "$bin" gate --baseline fleet-m1 --processes 2 --db "$url" >gate.out 2>gate.err; rc=$?; set -e
+case "$rc" in 0|1|3) ;; *) cat gate.err; fail "gate on the server exited $rc";; esac
+[ "$(pg_test_psql fleet -c "SELECT count(*) FROM runs")" -gt "$before" ] || fail "the gate's run is not on the server"
+[ "$(pg_test_psql fleet -c "SELECT machine FROM runs ORDER BY id DESC LIMIT 1")" = m1 ] || fail "the gate's run lost its machine"
+
 say "credentials never reach a stored run"
 "$bin" run --suite selftest --filter fake/mode:ok --repetitions 3 --processes 1 --label direct \
   --db "postgresql://fleetadmin:fleet-secret@127.0.0.1:$port/fleet" >/dev/null
@@ -136,7 +124,7 @@ say "a push killed inside: no partial run, the next push completes"
 for i in 1 2 3 4; do PERFBENCH_MACHINE=m4 "$bin" run --suite selftest --filter fake/mode:ok --repetitions 3 \
   --processes 1 --label killed --db m4.db >/dev/null; done
 whole() {  # every m4 run on the server has all its results and samples
-  psql -h "$work/sock" -p "$port" -U fleetadmin -d fleet -Atc "
+  pg_test_psql fleet -c "
     SELECT count(*) FROM runs r WHERE r.machine = 'm4' AND (
       (SELECT count(*) FROM results x WHERE x.run_id = r.id) <> $1 OR
       (SELECT count(*) FROM samples s JOIN results x ON s.result_id = x.id WHERE x.run_id = r.id) <> $2)"
@@ -161,8 +149,7 @@ pusher=$!
 state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null; }
 for _ in $(seq 300); do [ "$(state $pusher)" = T ] && break; sleep 0.1; done
 [ "$(state $pusher)" = T ] || fail "the push did not reach its failpoint"
-"${as[@]}" "$pgbin/pg_ctl" -D "$work/data" -m fast stop >/dev/null
-start_server
+pg_test_restart
 kill -CONT $pusher
 set +e; wait $pusher; rc=$?; set -e
 [ "$rc" = 4 ] || { cat restart.err; fail "a push across a restart exited $rc, expected 4"; }
@@ -171,7 +158,7 @@ set +e; wait $pusher; rc=$?; set -e
 grep -q "pushed 2 run(s) .*; 1 already there" restart2.out || fail "the second push: $(cat restart2.out)"
 
 say "8 concurrent writers x ${PERFBENCH_LOAD_RUNS:-10} runs: the server and one SQLite file"
-"$store_load" --db "postgresql://fleetadmin@127.0.0.1:$port/load" --template m1.json --writers 8 \
+"$store_load" --db "$pg_url_base/load" --template m1.json --writers 8 \
   --runs "${PERFBENCH_LOAD_RUNS:-10}" || fail "load on the server"
 "$store_load" --db "$work/load.db" --template m1.json --writers 8 --runs "${PERFBENCH_LOAD_RUNS:-10}" \
   || fail "load on SQLite"

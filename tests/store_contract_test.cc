@@ -170,6 +170,15 @@ TEST(Location, RedactsPasswordsOnly) {
   EXPECT_EQ(RedactLocation("postgres:///db?service=fleet"), "postgres:///db?service=fleet");
   EXPECT_EQ(RedactLocation("results/perfbench.db"), "results/perfbench.db");
   EXPECT_EQ(RedactCommandLine("push --to=postgresql://u:p@h/d --db x.db"), "push --to=postgresql://u:***@h/d --db x.db");
+  // Passwords holding the characters that end other URL parts: libpq takes
+  // the userinfo up to the last '@'.
+  for (const char* pw : {"p?ss", "p/ss", "p@ss", "p:ss", "p%40ss"}) {
+    const std::string url = std::string("postgresql://u:") + pw + "@h/db";
+    EXPECT_EQ(RedactLocation(url), "postgresql://u:***@h/db") << pw;
+    EXPECT_EQ(RedactCommandLine("run --db " + url).find(pw), std::string::npos) << pw;
+    EXPECT_EQ(RedactSecrets(std::string("FATAL: bad ") + pw + " for u", url), "FATAL: bad *** for u") << pw;
+  }
+  EXPECT_EQ(RedactSecrets("auth failed for p@ss", "postgresql://u:p%40ss@h/db"), "auth failed for ***");
   EXPECT_TRUE(IsServerUrl("postgres://h/d"));
   EXPECT_FALSE(IsServerUrl("postgresql.db"));
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 namespace perfbench {
@@ -211,6 +212,38 @@ TEST_F(StoreTest, AVersionOneDatabaseIsMigratedKeepingItsRuns) {
   EXPECT_EQ(store->ListRuns().front().label, "old");
   EXPECT_TRUE(store->ListBaselines().empty());
   EXPECT_TRUE(store->SetBaseline("nightly", {store->ListRuns().front().id}).empty());
+}
+
+TEST_F(StoreTest, Version5GivesOlderRunsIdentitiesThatAreUniqueAndTheSameOnEveryUpgrade) {
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(Path("v4.db").c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "BEGIN", nullptr, nullptr, nullptr);
+    for (int v = 0; v < 4; ++v)
+      ASSERT_EQ(sqlite3_exec(db, schema::Migrations().at(v), nullptr, nullptr, nullptr), SQLITE_OK);
+    // Runs 1 and 2 are one file imported twice (before imports were idempotent).
+    ASSERT_EQ(sqlite3_exec(db,
+                           "INSERT INTO runs (id, label, started_at, status, hostname, profile_key, fingerprint, settings,"
+                           " command) VALUES (1, 'a', '2026-11-01T00:00:00Z', 'imported', 'h', 'k', '{}', '{}', 'c'),"
+                           " (2, 'b', '2026-11-01T00:00:00Z', 'imported', 'h', 'k', '{}', '{}', 'c'),"
+                           " (3, 'c', '2026-11-02T00:00:00Z', 'complete', 'h', 'k', '{}', '{}', 'c');"
+                           "PRAGMA application_id = 1346781745; PRAGMA user_version = 4; COMMIT;",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  auto uuids = [&](Store::Mode mode) {
+    auto store = Store::Open(Path("v4.db"), mode);
+    std::vector<std::string> out;
+    for (int64_t id = 1; id <= 3; ++id) out.push_back(store->GetRun(id).uuid);
+    EXPECT_EQ(store->GetRun(1).machine, "h");
+    return out;
+  };
+  const auto read_only = uuids(Store::Mode::kReadOnly);  // upgraded in memory
+  EXPECT_EQ(uuids(Store::Mode::kReadOnly), read_only);
+  EXPECT_EQ(uuids(Store::Mode::kExisting), read_only);  // and on disk, alike
+  EXPECT_EQ(std::set<std::string>(read_only.begin(), read_only.end()).size(), 3u);
+  for (const auto& u : read_only) EXPECT_EQ(u.size(), 32u);
 }
 
 TEST_F(StoreTest, MigratesAVersion2BaselineToARunList) {

@@ -1,5 +1,7 @@
 #include "run_support.h"
 
+#include "store/location.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -314,12 +316,16 @@ RunRecord NewRunRecord(const std::string& label, const RunSettings& settings, co
   run.profile_key = ProfileKey(run.fingerprint);
   run.settings = settings.ToJson();
   run.command = command;
+  run.machine = MachineName();  // the gate compares it before the store has it
   return run;
 }
 
 std::string CommandLine(const std::string& cmd, const std::vector<std::string>& args) {
   std::string line = "perfbench " + cmd;
-  for (const auto& a : args) line += " " + a;
+  for (const auto& a : args) {  // a server URL's password is never stored (--db URL, --db=URL)
+    const size_t eq = a.rfind("--", 0) == 0 ? a.find('=') : std::string::npos;
+    line += " " + (eq == std::string::npos ? RedactLocation(a) : a.substr(0, eq + 1) + RedactLocation(a.substr(eq + 1)));
+  }
   return line;
 }
 

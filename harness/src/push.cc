@@ -12,6 +12,9 @@ PushSummary PushRuns(Store& from, Store& to, const std::vector<int64_t>& run_ids
       continue;
     }
     if (auto there = to.FindRunByUuid(run.uuid)) {
+      // A verdict given since (baseline accept, a later gate) follows the run.
+      const auto verdict = from.GetRunVerdict(id);
+      if (verdict && to.GetRunVerdict(*there) != verdict) to.SetRunVerdict(*there, *verdict);
       ++sum.present;
       if (progress) progress(run, "present", *there);
       continue;

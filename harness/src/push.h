@@ -24,8 +24,9 @@ struct PushSummary {
 using PushProgress = std::function<void(const RunRecord& run, const std::string& outcome, int64_t target_id)>;
 
 // Pushes `run_ids` of `from` (oldest first as given) to `to`, with every
-// sample, fingerprint and verdict. A run still running in a live process is
-// left; one cut short (aborted) is pushed as it is.
+// sample, fingerprint and verdict (a run already there gets a verdict given
+// since). A run still running in a live process is left; one cut short
+// (aborted) is pushed as it is.
 PushSummary PushRuns(Store& from, Store& to, const std::vector<int64_t>& run_ids, const PushProgress& progress);
 
 }  // namespace perfbench

@@ -132,7 +132,7 @@ void CheckUrl(const std::string& url) {
   if (opts == nullptr) {
     const std::string msg = FirstLine(err ? err : "out of memory");
     PQfreemem(err);
-    throw StoreInputError("'" + RedactLocation(url) + "' is not a valid PostgreSQL URL: " + msg);
+    throw StoreInputError("'" + RedactLocation(url) + "' is not a valid PostgreSQL URL: " + RedactSecrets(msg, url));
   }
   PQconninfoFree(opts);
 }
@@ -144,7 +144,7 @@ std::unique_ptr<PgConnection> Connect(const std::string& url) {
   PGconn* conn = PQconnectdbParams(keys, values, /*expand_dbname=*/1);
   if (conn == nullptr) throw StoreError("cannot connect to " + RedactLocation(url) + ": out of memory");
   if (PQstatus(conn) != CONNECTION_OK) {
-    const std::string msg = FirstLine(PQerrorMessage(conn));
+    const std::string msg = RedactSecrets(FirstLine(PQerrorMessage(conn)), url);
     PQfinish(conn);
     throw StoreError("cannot connect to " + RedactLocation(url) + ": " + msg);
   }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -202,18 +203,29 @@ int64_t CheckPerfbenchFile(SqliteConnection& db, const std::string& path, bool r
   return version;
 }
 
-// Schema 5: runs recorded before it get their derived identity.
+// Schema 5: runs recorded before it get their derived identity. Copies of
+// one run (imported twice before imports were idempotent) are told apart
+// by their order, so each still gets its own, the same on every upgrade.
 void FillRunUuids(SqliteConnection& db) {
   std::vector<std::pair<int64_t, std::string>> ids;
+  std::set<std::string> given;
   {
-    SqliteStatement q(db.handle(), "SELECT id, started_at, hostname, profile_key, command FROM runs WHERE uuid IS NULL");
+    SqliteStatement q(db.handle(),
+                      "SELECT id, started_at, hostname, profile_key, command FROM runs WHERE uuid IS NULL ORDER BY id");
     while (q.Step()) {
       RunRecord r;
       r.started_at = q.Text(1);
       r.hostname = q.Text(2);
       r.profile_key = q.Text(3);
       r.command = q.Text(4);
-      ids.emplace_back(q.Int(0), DerivedRunUuid(r));
+      std::string uuid = DerivedRunUuid(r);
+      for (int copy = 2; given.count(uuid); ++copy) {
+        RunRecord again = r;
+        again.command += "\x1f" + std::to_string(copy);
+        uuid = DerivedRunUuid(again);
+      }
+      given.insert(uuid);
+      ids.emplace_back(q.Int(0), uuid);
     }
   }
   SqliteStatement u(db.handle(), "UPDATE runs SET uuid = ? WHERE id = ?");
