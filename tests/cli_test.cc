@@ -131,6 +131,8 @@ TEST_F(Cli, BadRunInputsExitTwoWithOneLineAndWriteNothing) {
       {"run --bogus", "bogus"},
       {"run --suite selftest --filter matches-nothing", "no workload matches"},
       {"run --suite selftest --format xml", "--format"},
+      {"run --suite selftest --label \"$(printf 'v1\\377')\"", "argument 5 ('v1\xEF\xBF\xBD') is not UTF-8: byte 0xFF"},
+      {"run --suite selftest --param \"$(printf 'mode=\\303')\"", "not UTF-8: byte 0xC3 at offset 5"},
   };
   for (const auto& [args, needle] : cases) {
     auto r = Run(args);

@@ -8,7 +8,8 @@
 # logins (exit 2 / 4, one line, no password shown), three machines' runs
 # pushed (idempotently) and read back by runs, procure, report, history,
 # compare and a gate (which writes its run there), a push killed at each failpoint (no partial run; the next push
-# completes), the server restarted mid-push, and 8 concurrent writers into
+# completes), the server restarted mid-push, text that is not UTF-8 pushed as
+# U+FFFD, and 8 concurrent writers into
 # the server and into one SQLite file.
 set -euo pipefail
 bin="$(realpath "$1")"; core_test="$(realpath "$2")"; store_load="$(realpath "$3")"
@@ -156,6 +157,20 @@ set +e; wait $pusher; rc=$?; set -e
 [ "$(wc -l < restart.err)" = 1 ] || { cat restart.err; fail "not one line"; }
 "$bin" push --to "$url" --db m5.db > restart2.out
 grep -q "pushed 2 run(s) .*; 1 already there" restart2.out || fail "the second push: $(cat restart2.out)"
+
+say "text that is not UTF-8 in a local file (an older perfbench's) still pushes"
+set +e; PERFBENCH_MACHINE=m6 "$bin" run --suite selftest --filter 'fake/mode:(ok|throw)' --repetitions 2 \
+  --processes 1 --label bytes --db m6.db >/dev/null 2>&1; set -e
+sqlite3 m6.db "UPDATE runs SET hostname = CAST(X'6DFF36' AS TEXT);
+  UPDATE results SET reason = CAST(X'E9' AS TEXT) || reason WHERE status = 'failed'"
+"$bin" push --to "$url" --db m6.db >/dev/null || fail "a run with bytes that are not UTF-8 did not push"
+"$bin" show bytes --db "$url" --format json > bytes.json || fail "show of the pushed run"
+python3 - <<'PY' || fail "bytes that are not UTF-8 did not arrive as U+FFFD"
+import json
+d = json.load(open("bytes.json"))
+assert d["run"]["hostname"] == "m\ufffd6", d["run"]["hostname"]
+assert any(r["reason"].startswith("\ufffd") for r in d["results"] if r["status"] == "failed"), d["results"]
+PY
 
 say "8 concurrent writers x ${PERFBENCH_LOAD_RUNS:-10} runs: the server and one SQLite file"
 "$store_load" --db "$pg_url_base/load" --template m1.json --writers 8 \

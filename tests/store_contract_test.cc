@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "report/run_report.h"
 #include "store/location.h"
 #include "store/store.h"
 
@@ -158,6 +159,31 @@ TEST_P(StoreContract, ACommandLineKeepsNoPassword) {
   run.command = "perfbench run --db postgresql://ada:s3cret@db.example:5432/fleet?password=x2 --quick";
   const int64_t id = store_->BeginRun(run);
   EXPECT_EQ(store_->GetRun(id).command, "perfbench run --db postgresql://ada:***@db.example:5432/fleet?password=*** --quick");
+}
+
+TEST_P(StoreContract, TextThatIsNotUtf8IsKeptAsReplacementCharacters) {
+  // A hostname, an exception's text or an environment value is not always
+  // UTF-8; PostgreSQL would refuse it and JSON cannot hold it.
+  RunRecord run = SomeRun("bytes\xff");
+  run.hostname = "h\xc3";
+  run.command = std::string("perfbench run --model-file m\xe9.pt2 --x a") + '\0' + "b";
+  run.fingerprint["cpu_model"] = "CPU\xfe";
+  ResultRecord failed = SomeResult("throughput", {});
+  failed.status = ResultStatus::kFailed;
+  failed.reason = "step 1: cannot open '\xe9t\xe9.bin'";
+  failed.attributes["note"] = "\xed\xa0\x80";
+  const int64_t id = store_->InsertRun(run, {failed});
+  const RunRecord back = store_->GetRun(id);
+  EXPECT_EQ(back.label, "bytes\xEF\xBF\xBD-" + tag_);
+  EXPECT_EQ(back.hostname, "h\xEF\xBF\xBD");
+  EXPECT_EQ(back.fingerprint["cpu_model"], "CPU\xEF\xBF\xBD");
+  EXPECT_EQ(back.command.find("m\xEF\xBF\xBD.pt2"), 27u) << back.command;
+  EXPECT_EQ(back.command.back(), 'b');  // not cut at the NUL
+  const auto results = store_->GetResults(id);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0].reason, "step 1: cannot open '\xEF\xBF\xBDt\xEF\xBF\xBD.bin'");
+  EXPECT_EQ(results[0].attributes.at("note"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_NO_THROW(RunToJson(back, results).dump());
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, StoreContract, ::testing::Values("sqlite", "postgres"),

@@ -1,11 +1,14 @@
 #include <exception>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cli.h"
 #include "common.h"
 #include "compare/compare.h"
 #include "perfbench/workload.h"
 #include "perfbench_version.h"
+#include "utf8.h"
 
 namespace perfbench::cli {
 
@@ -79,6 +82,20 @@ void PrintHelp(std::ostream& out) {
          "  (and each command's own: perfbench <command> --help)\n";
 }
 
+// Every argument ends up in stored runs and JSON, which keep UTF-8: one that
+// is not is refused before anything runs, naming the argument and the byte.
+bool ArgumentsAreUtf8(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto at = InvalidUtf8At(args[i]);
+    if (!at) continue;
+    std::cerr << "perfbench: argument " << i + 1 << " ('" << ValidUtf8(args[i]) << "') is not UTF-8: byte 0x"
+              << fmt::format("{:02X}", static_cast<unsigned char>(args[i][*at])) << " at offset " << *at
+              << " (perfbench keeps labels, params and paths as UTF-8 text)\n";
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int Main(int argc, char** argv) {
@@ -87,6 +104,7 @@ int Main(int argc, char** argv) {
     PrintHelp(std::cerr);
     return kExitUsage;
   }
+  if (!ArgumentsAreUtf8(args)) return kExitUsage;
   const std::string cmd = args.front();
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     PrintHelp(std::cout);

@@ -113,7 +113,7 @@ std::string ProfileKey(const nlohmann::json& fingerprint) {
   nlohmann::json hw = nlohmann::json::object();
   for (const auto& f : HardwareFields())
     hw[f] = fingerprint.contains(f) ? fingerprint[f] : nlohmann::json();
-  const std::string canonical = hw.dump();  // keys sorted: stable
+  const std::string canonical = hw.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);  // keys sorted: stable
   uint64_t h = 1469598103934665603ULL;
   for (unsigned char c : canonical) {
     h ^= c;

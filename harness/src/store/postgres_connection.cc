@@ -10,9 +10,18 @@
 
 #include "store/location.h"
 #include "store/schema.h"
+#include "utf8.h"
 
 namespace perfbench {
 namespace {
+
+std::string ServerText(const std::string& v) {
+  const std::string valid = InvalidUtf8At(v) ? ValidUtf8(v) : v;
+  if (valid.find('\0') == std::string::npos) return valid;
+  std::string out;
+  for (char c : valid) out += c == '\0' ? std::string("\xEF\xBF\xBD") : std::string(1, c);
+  return out;
+}
 
 // The first line of a libpq message, trimmed.
 std::string FirstLine(const char* msg) {
@@ -67,7 +76,9 @@ class PgStatement final : public sql::Statement {
  public:
   PgStatement(PGconn* conn, const std::string& text) : conn_(conn), text_(NumberPlaceholders(text)) {}
 
-  Statement& Bind(int i, const std::string& v) override { return Set(i, v); }
+  // PostgreSQL refuses ill-formed UTF-8 and cuts a text parameter at NUL:
+  // both are kept as U+FFFD, as SQLite keeps them.
+  Statement& Bind(int i, const std::string& v) override { return Set(i, ServerText(v)); }
   Statement& Bind(int i, int64_t v) override { return Set(i, std::to_string(v)); }
   Statement& Bind(int i, double v) override { return Set(i, DoubleText(v)); }
   Statement& BindNull(int i) override { return Set(i, std::nullopt); }
@@ -151,6 +162,7 @@ std::unique_ptr<PgConnection> Connect(const std::string& url) {
   PQsetNoticeProcessor(conn, IgnoreNotice, nullptr);
   auto db = std::make_unique<PgConnection>(conn);
   db->Exec("SET extra_float_digits = 3");  // doubles round-trip exactly as text
+  db->Exec("SET client_encoding = 'UTF8'");  // what the store binds and reads, whatever PGCLIENTENCODING says
   return db;
 }
 

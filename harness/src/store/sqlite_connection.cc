@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "store/schema.h"
+#include "utf8.h"
 
 namespace perfbench {
 namespace {
@@ -24,8 +25,11 @@ class SqliteStatement final : public sql::Statement {
   }
   ~SqliteStatement() override { sqlite3_finalize(stmt_); }
 
+  // Text kept is UTF-8: an ill-formed byte (a hostname, an exception's text)
+  // is stored as U+FFFD, and read back so from files written before.
   Statement& Bind(int i, const std::string& v) override {
-    return Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    if (InvalidUtf8At(v)) return BindText(i, ValidUtf8(v));
+    return BindText(i, v);
   }
   Statement& Bind(int i, int64_t v) override { return Check(sqlite3_bind_int64(stmt_, i, v)); }
   Statement& Bind(int i, double v) override { return Check(sqlite3_bind_double(stmt_, i, v)); }
@@ -44,11 +48,16 @@ class SqliteStatement final : public sql::Statement {
   double Real(int col) const override { return sqlite3_column_double(stmt_, col); }
   std::string Text(int col) const override {
     const unsigned char* p = sqlite3_column_text(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : "";
+    if (p == nullptr) return "";
+    const std::string_view text(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+    return InvalidUtf8At(text) ? ValidUtf8(text) : std::string(text);
   }
   bool IsNull(int col) const override { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
  private:
+  Statement& BindText(int i, const std::string& v) {
+    return Check(sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+  }
   Statement& Check(int rc) {
     if (rc != SQLITE_OK) throw StoreError(std::string("sqlite bind: ") + sqlite3_errmsg(db_));
     return *this;

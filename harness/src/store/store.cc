@@ -43,6 +43,13 @@ std::optional<int64_t> ReturnedId(sql::Statement& s) {
   return id;
 }
 
+// JSON text to keep: a string that is not UTF-8 (an environment variable's
+// value, a hostname) is kept with U+FFFD instead of failing the write.
+template <class Json>
+std::string JsonText(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 }  // namespace
 
 std::string UtcNowIso8601() {
@@ -57,7 +64,7 @@ std::string UtcNowIso8601() {
 std::string ParamsToJson(const Params& params) {
   nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (const auto& [k, v] : params.items()) j[k] = v;
-  return j.dump();
+  return JsonText(j);
 }
 
 Params ParamsFromJson(const std::string& text) {
@@ -126,8 +133,8 @@ int64_t Store::BeginRun(const RunRecord& run) {
       .Bind(3, run.hostname.empty() ? Hostname() : run.hostname)
       .Bind(4, run.pid != 0 ? run.pid : static_cast<int64_t>(getpid()))
       .Bind(5, run.profile_key)
-      .Bind(6, run.fingerprint.dump())
-      .Bind(7, run.settings.dump())
+      .Bind(6, JsonText(run.fingerprint))
+      .Bind(7, JsonText(run.settings))
       .Bind(8, RedactCommandLine(run.command))
       .Bind(9, run.uuid.empty() ? NewRunUuid() : run.uuid)
       .Bind(10, run.machine.empty() ? MachineName() : run.machine);
@@ -158,7 +165,7 @@ void BindResult(sql::Statement& r, int64_t run_id, const ResultRecord& res) {
     r.Bind(12, sum.median).Bind(13, sum.mean).Bind(14, sum.stddev).Bind(15, sum.min);
     r.Bind(16, sum.max).Bind(17, sum.iqr_rel);
   }
-  r.Bind(18, static_cast<int64_t>(sum.noisy)).Bind(19, attrs.dump());
+  r.Bind(18, static_cast<int64_t>(sum.noisy)).Bind(19, JsonText(attrs));
   BindComponents(r, res);
 }
 
@@ -171,10 +178,10 @@ void InsertSamples(sql::Connection& db, int64_t result_id, const ResultRecord& r
     std::string text = "INSERT INTO samples (result_id, seq, value, process) VALUES ";
     for (size_t i = begin; i < end; ++i) text += i == begin ? "(?, ?, ?, ?)" : ", (?, ?, ?, ?)";
     auto smp = db.Prepare(text);
-    int k = 1;
     for (size_t i = begin; i < end; ++i) {
-      smp->Bind(k++, result_id).Bind(k++, static_cast<int64_t>(i)).Bind(k++, res.samples[i]);
-      smp->Bind(k++, static_cast<int64_t>(res.ProcessOf(i)));
+      const int k = 4 * static_cast<int>(i - begin) + 1;
+      smp->Bind(k, result_id).Bind(k + 1, static_cast<int64_t>(i)).Bind(k + 2, res.samples[i]);
+      smp->Bind(k + 3, static_cast<int64_t>(res.ProcessOf(i)));
     }
     smp->Step();
   }
@@ -240,7 +247,7 @@ Store::Inserted Store::InsertRunRow(const RunRecord& run) {
   s->Bind(2, run.started_at);
   if (run.finished_at.empty()) s->BindNull(3); else s->Bind(3, run.finished_at);
   s->Bind(4, std::string(ToString(run.status))).Bind(5, run.hostname).Bind(6, run.pid).Bind(7, run.profile_key);
-  s->Bind(8, run.fingerprint.dump()).Bind(9, run.settings.dump()).Bind(10, RedactCommandLine(run.command));
+  s->Bind(8, JsonText(run.fingerprint)).Bind(9, JsonText(run.settings)).Bind(10, RedactCommandLine(run.command));
   s->Bind(11, uuid).Bind(12, run.machine.empty() ? run.hostname : run.machine);
   if (auto id = ReturnedId(*s)) return {*id, true};
   if (auto id = FindRunByUuid(uuid)) return {*id, false};
