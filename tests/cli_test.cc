@@ -408,6 +408,11 @@ TEST_F(Compare, ImportRoundTripsAndRefusesMalformedFiles) {
   auto same = Run("import doc.json");
   ASSERT_EQ(same.code, 0) << same.err;
   EXPECT_NE(same.out.find("already in"), std::string::npos) << same.out;
+  EXPECT_EQ(same.out.find("keeps its label"), std::string::npos) << same.out;
+  auto relabelled = Run("import doc.json --label other");  // says the label stays, not silently
+  ASSERT_EQ(relabelled.code, 0) << relabelled.err;
+  EXPECT_NE(relabelled.out.find("it keeps its label '" + doc["run"]["label"].get<std::string>() + "'"),
+            std::string::npos) << relabelled.out;
   EXPECT_EQ(nlohmann::json::parse(Run("runs --format json").out)["runs"].size(), 2u);
   // Into another database it round-trips exactly, identity and all.
   ASSERT_EQ(Run("import doc.json --db other.db").code, 0);

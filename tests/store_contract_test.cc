@@ -154,6 +154,19 @@ TEST_P(StoreContract, BaselinesAndVerdicts) {
   EXPECT_EQ(store_->ResolveRun("latest"), b);
 }
 
+TEST_P(StoreContract, AGatesRunFinishesWithItsVerdictOrNotAtAll) {
+  RunRecord run = SomeRun("judged");
+  run.status = RunStatus::kRunning;
+  const int64_t id = store_->BeginRun(run);
+  EXPECT_THROW(store_->FinishRun(id, RunStatus::kComplete, "maybe"), StoreInputError);
+  EXPECT_NE(store_->GetRun(id).status, RunStatus::kComplete);  // rolled back with the verdict
+  EXPECT_EQ(store_->GetRun(id).finished_at, "");
+  EXPECT_EQ(store_->GetRunVerdict(id), std::nullopt);
+  store_->FinishRun(id, RunStatus::kComplete, "regression");
+  EXPECT_EQ(store_->GetRun(id).status, RunStatus::kComplete);
+  EXPECT_EQ(store_->GetRunVerdict(id), "regression");
+}
+
 TEST_P(StoreContract, ACommandLineKeepsNoPassword) {
   RunRecord run = SomeRun("redact");
   run.command = "perfbench run --db postgresql://ada:s3cret@db.example:5432/fleet?password=x2 --quick";

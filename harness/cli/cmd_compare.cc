@@ -39,6 +39,14 @@ constexpr const char* kCompareUsage =
     "for label:NAME), 5 runs of other hardware or conditions (unless --across-hardware).\n"
     "The table ends with one line per judged workload: its headline metric and verdict.";
 
+// A run imported before keeps the label it has: --label names a new copy only.
+std::string LabelKept(Store& store, int64_t id, const po::variables_map& vm) {
+  if (!vm.count("label")) return "";
+  const std::string there = store.GetRun(id).label;
+  if (there == vm["label"].as<std::string>()) return "";
+  return "; it keeps its label '" + there + "' (--label applies to new runs only)";
+}
+
 }  // namespace
 
 int CompareCmd(const std::vector<std::string>& args) {
@@ -95,7 +103,7 @@ int ImportCmd(const std::vector<std::string>& args) {
   po::options_description desc("options");
   desc.add_options()("file", po::value<std::string>()->value_name("FILE"),
                      "a `perfbench show --format json` document, a baseline export, or Google Benchmark JSON")
-      ("label", po::value<std::string>()->value_name("L"), "label for the imported run (default: the file's)")
+      ("label", po::value<std::string>()->value_name("L"), "label for a newly imported run (default: the file's; a run already here keeps its own)")
       ("suite", po::value<std::string>()->default_value("gbench")->value_name("S"),
        "suite name for Google Benchmark results");
   AddDbOption(desc);
@@ -129,7 +137,7 @@ int ImportCmd(const std::vector<std::string>& args) {
                 << ") into " << store->path() << "\n";
     else
       std::cout << "run " << rows[i].id << " is already in " << store->path() << " (the same run, "
-                << doc.runs[i].run.uuid << "): not imported again\n";
+                << doc.runs[i].run.uuid << "): not imported again" << LabelKept(*store, rows[i].id, vm) << "\n";
   return kExitOk;
 }
 

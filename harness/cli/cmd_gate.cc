@@ -318,8 +318,7 @@ int GateCmd(const std::vector<std::string>& args) {
   for (const auto& v : variants) in.variants.push_back(VariantKeyOf(v));
   StoreRunner runner(*store, settings, cand.run.id);
   const auto outcome = gate::RunGate(in, cand, runner, [](const std::string& line) { std::cerr << line << "\n"; });
-  store->FinishRun(cand.run.id, RunStatus::kComplete);
-  store->SetRunVerdict(cand.run.id, outcome.Verdict());
+  store->FinishRun(cand.run.id, RunStatus::kComplete, outcome.Verdict());
   cand.run = store->GetRun(cand.run.id);
   cand.results = runner.Results();
   PrintOutcome(vm, format, outcome, b, cand);

@@ -228,6 +228,13 @@ void Store::FinishRun(int64_t run_id, RunStatus status) {
   s->Step();
 }
 
+void Store::FinishRun(int64_t run_id, RunStatus status, const std::string& verdict) {
+  sql::Transaction tx(*db_);
+  FinishRun(run_id, status);
+  WriteVerdict(run_id, verdict);
+  tx.Commit();
+}
+
 std::optional<int64_t> Store::FindRunByUuid(const std::string& uuid) {
   auto s = db_->Prepare("SELECT id FROM runs WHERE uuid = ?");
   s->Bind(1, uuid);
@@ -360,9 +367,13 @@ std::optional<BaselineRecord> Store::GetBaseline(const std::string& name) {
 }
 
 void Store::SetRunVerdict(int64_t run_id, const std::string& verdict) {
+  CheckRunExists(run_id);
+  WriteVerdict(run_id, verdict);
+}
+
+void Store::WriteVerdict(int64_t run_id, const std::string& verdict) {
   if (verdict != "pass" && verdict != "regression" && verdict != "inconclusive" && verdict != "accepted")
     throw StoreInputError("run verdict '" + verdict + "': expected pass, regression, inconclusive or accepted");
-  CheckRunExists(run_id);
   auto s = db_->Prepare(
       "INSERT INTO run_verdicts (run_id, verdict, decided_at) VALUES (?, ?, ?)"
       " ON CONFLICT (run_id) DO UPDATE SET verdict = excluded.verdict, decided_at = excluded.decided_at");

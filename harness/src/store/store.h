@@ -66,6 +66,9 @@ class Store {
   // metric as `results` (gate: a result grown by more repetitions), in one transaction.
   void ReplaceResults(int64_t run_id, const std::vector<ResultRecord>& results);
   void FinishRun(int64_t run_id, RunStatus status);
+  // The gate's end: the run finished and its verdict, in one transaction, so
+  // no reader (a push) sees a judged run without its verdict.
+  void FinishRun(int64_t run_id, RunStatus status, const std::string& verdict);
   // Inserts a whole run and its results in one transaction (import). A run
   // whose uuid the store holds already is not inserted again: its id comes
   // back (import and push land a run once).
@@ -131,6 +134,7 @@ class Store {
   Inserted InsertWhole(const RunWithResults& r);
   std::vector<int64_t> BaselineRuns(const std::string& name);
   void CheckRunExists(int64_t run_id);
+  void WriteVerdict(int64_t run_id, const std::string& verdict);
   std::vector<int64_t> PointBaseline(const std::string& name, const std::vector<int64_t>& run_ids,
                                      const std::string& created_at);
   std::unique_ptr<sql::Connection> db_;
