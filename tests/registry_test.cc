@@ -27,8 +27,13 @@ WorkloadInfo Info(const std::string& suite, const std::string& name, bool hidden
 }
 
 PERFBENCH_REGISTER_WORKLOAD(Nothing, Info("regtest", "alpha", false));
-[[maybe_unused]] const bool second =
-    RegisterWorkload(Info("regtest_hidden", "beta", true), [] { return std::make_unique<Nothing>(); });
+WorkloadInfo WithRunParam(WorkloadInfo i, const std::string& param) {
+  i.run_params = {param};
+  return i;
+}
+
+[[maybe_unused]] const bool second = RegisterWorkload(WithRunParam(Info("regtest_hidden", "beta", true), "budget"),
+                                                      [] { return std::make_unique<Nothing>(); });
 
 TEST(Params, ProductVariesLastAxisFastest) {
   auto ps = Params::Product({{"a", {"1", "2"}}, {"b", {"x", "y"}}});
@@ -89,12 +94,35 @@ TEST(Registry, UnknownSuiteIsAnErrorNamingIt) {
 }
 
 TEST(Registry, ParamOverridesReplaceValuesAndDropDuplicates) {
-  RunSettings sel = Sel({"regtest"}, "", false, {{"precision", {"fp32", "fp64", "fp32"}}, {"absent", {"x"}}});
+  RunSettings sel = Sel({"regtest"}, "", false, {{"precision", {"fp32", "fp64", "fp32"}}});
   auto v = SelectVariants(sel);
-  ASSERT_EQ(v.size(), 2u);  // fp32 and fp64, each once; "absent" touches nothing
+  ASSERT_EQ(v.size(), 2u);  // fp32 and fp64, each once
   EXPECT_EQ(v[0].params.Get("precision"), "fp32");
   EXPECT_EQ(v[1].params.Get("precision"), "fp64");
   EXPECT_EQ(v[1].params.Encode(), "precision:fp64/size:full");  // order kept
+}
+
+TEST(Registry, AParamNoSelectedWorkloadHasIsAnErrorNamingIt) {
+  const RunSettings typo = Sel({"regtest"}, "", false, {{"precison", {"bf16"}}});
+  EXPECT_EQ(SelectVariants(typo).size(), 2u);  // selecting stays lenient: a stored run's settings (gate)
+  try {
+    CheckOverridesKnown(typo);  // the user's flags are checked
+    FAIL() << "expected an exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--param 'precison': no workload of the selected suites has this param "
+                                         "(theirs: precision, size;"),
+              std::string::npos)
+        << e.what();
+  }
+  // Another suite's run param is not this one's; in its own suite it is taken.
+  EXPECT_THROW(CheckOverridesKnown(Sel({"regtest"}, "", false, {{"budget", {"5"}}})), std::invalid_argument);
+  const RunSettings budget = Sel({"regtest_hidden"}, "", false, {{"budget", {"5"}}});
+  EXPECT_NO_THROW(CheckOverridesKnown(budget));
+  auto v = SelectVariants(budget);
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_FALSE(v[0].params.Has("budget"));  // not part of the variant's identity
+  // A param of a workload the filter leaves out still counts: its suite has it.
+  EXPECT_NO_THROW(CheckOverridesKnown(Sel({"regtest"}, "precision:bf16", false, {{"size", {"quick"}}})));
 }
 
 TEST(Registry, GroupsVariantsThatDifferOnlyInTheCompareParam) {

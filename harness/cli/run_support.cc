@@ -120,7 +120,7 @@ void AddDistributedOptions(po::options_description& desc) {
        "ddp: world sizes to sweep when perfbench starts the ranks itself (default 1,2)")
       ("param", po::value<std::vector<std::string>>()->composing()->value_name("KEY=V[,V]"),
        "replace a param's values in every variant that has it (e.g. bytes=1048576,67108864), or add an "
-       "optional one (amp: accumulation, memory_format)")
+       "optional one (amp: accumulation, memory_format); a KEY no selected workload has is an error")
       ("model-file", po::value<std::vector<std::string>>()->composing()->value_name("PATH"),
        "model suite: an exported model to benchmark (AOTInductor .pt2 or TorchScript, from "
        "scripts/export-model.py); repeat for several; alone, it selects the model suite")
@@ -300,6 +300,7 @@ std::vector<VariantRef> SelectOrThrow(const po::variables_map& vm, RunSettings* 
   std::vector<VariantRef> variants;
   try {
     variants = SelectVariants(*s);
+    CheckOverridesKnown(*s);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -97,6 +97,13 @@ void CheckSuites(const std::vector<std::string>& suites) {
   }
 }
 
+// A workload the suites select: the named ones, or every visible one when
+// none is named.
+bool InSuites(const RegisteredWorkload& w, const std::vector<std::string>& suites) {
+  const bool named = std::find(suites.begin(), suites.end(), w.info.suite) != suites.end();
+  return suites.empty() ? !w.info.hidden : named;
+}
+
 std::regex CompileFilter(const std::string& filter) {
   if (filter.empty()) return {};
   try {
@@ -165,8 +172,7 @@ std::vector<VariantRef> SelectVariants(const RunSettings& s) {
   const std::regex re = CompileFilter(s.filter);
   std::vector<VariantRef> out;
   for (const auto* w : AllWorkloads()) {
-    const bool named = std::find(s.suites.begin(), s.suites.end(), w->info.suite) != s.suites.end();
-    if (s.suites.empty() ? w->info.hidden : !named) continue;
+    if (!InSuites(*w, s.suites)) continue;
     for (const auto& p : ExpandAll(*w, s)) {
       VariantRef ref{w, p};
       if (!s.filter.empty() && !std::regex_search(ref.FullName(), re)) continue;
@@ -174,6 +180,27 @@ std::vector<VariantRef> SelectVariants(const RunSettings& s) {
     }
   }
   return out;
+}
+
+void CheckOverridesKnown(const RunSettings& s) {
+  CheckSuites(s.suites);
+  std::set<std::string> known;  // the params of the selected suites' workloads
+  for (const auto* w : AllWorkloads()) {
+    if (!InSuites(*w, s.suites)) continue;
+    for (const auto& o : s.overrides)
+      if (w->info.OptionalDefault(o.param)) known.insert(o.param);
+    known.insert(w->info.run_params.begin(), w->info.run_params.end());
+    for (const auto& p : ExpandAll(*w, s))
+      for (const auto& item : p.items()) known.insert(item.first);
+  }
+  const std::vector<std::string> rank = RankParams();  // --world-sizes sets them, for the suites that have them
+  for (const auto& o : s.overrides) {
+    if (known.count(o.param) || std::find(rank.begin(), rank.end(), o.param) != rank.end()) continue;
+    std::string list;
+    for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+    throw std::invalid_argument("--param '" + o.param + "': no workload of the selected suites has this param (theirs: " +
+                                list + "; see `perfbench list`)");
+  }
 }
 
 std::string SkipReason(const VariantRef& v, const std::string& device) {

@@ -36,6 +36,12 @@ std::vector<std::string> SuiteNames(bool include_hidden);
 // overrides). Throws std::invalid_argument naming an unknown suite or a
 // malformed regex.
 std::vector<VariantRef> SelectVariants(const RunSettings& settings);
+// Throws std::invalid_argument for an override (`--param KEY=V`) whose KEY no
+// workload of the selected suites declares, takes as optional or reads as a
+// run param: a typo would otherwise measure the defaults. Rank params
+// (--world-sizes) pass. The user's flags are checked; a stored run's settings
+// (gate) are not, as variants are matched by key there.
+void CheckOverridesKnown(const RunSettings& settings);
 // Why `variant` cannot run on `device` ("needs cuda; running on cpu", or the
 // workload's own skip_reason); empty when it can.
 std::string SkipReason(const VariantRef& variant, const std::string& device);

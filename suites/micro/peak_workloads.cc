@@ -269,6 +269,7 @@ WorkloadInfo Info(const std::string& name, const std::string& description, const
     info.variants.push_back(p);
   }
   info.hidden = true;
+  info.run_params = {kBudgetParam};
   info.engine = PeakEngine;
   return info;
 }

@@ -117,9 +117,13 @@ struct WorkloadInfo {
   // Optional params beyond the knobs' (see Knob): read by the workload, not
   // declared by its variants, with the default a variant without one runs
   // at. `--param KEY=V` adds one (a value equal to the default leaves it
-  // out, so the variant keeps its name); a key that is neither declared nor
-  // optional does not reach the workload.
+  // out, so the variant keeps its name); a key that no selected workload
+  // declares, takes as optional or as a run param is refused (exit 2).
   std::map<std::string, std::string> optional_params;
+  // Optional: params the workload reads from the run's settings
+  // (RunSettings::overrides) and no variant carries: the peak sweep's
+  // `--param budget=S`. Not part of any variant's identity.
+  std::vector<std::string> run_params;
   // Optional: params whose value depends on the device the run is on (a
   // per-device default batch: 256 images on a GPU, 32 on a CPU), added to
   // each declared variant that lacks them before --param overrides apply.
