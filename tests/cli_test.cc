@@ -133,6 +133,7 @@ TEST_F(Cli, BadRunInputsExitTwoWithOneLineAndWriteNothing) {
       {"run --suite selftest --format xml", "--format"},
       {"run --suite selftest --label \"$(printf 'v1\\377')\"", "argument 5 ('v1\xEF\xBF\xBD') is not UTF-8: byte 0xFF"},
       {"run --suite selftest --param \"$(printf 'mode=\\303')\"", "not UTF-8: byte 0xC3 at offset 5"},
+      {"run --suite selftest --param batchsize=4", "--param 'batchsize': no workload of the selected suites has this param"},
   };
   for (const auto& [args, needle] : cases) {
     auto r = Run(args);
@@ -141,6 +142,19 @@ TEST_F(Cli, BadRunInputsExitTwoWithOneLineAndWriteNothing) {
     EXPECT_NE(r.err.find(needle), std::string::npos) << args << ": " << r.err;
     EXPECT_FALSE(Exists("perfbench.db")) << args;
   }
+}
+
+TEST_F(Cli, TextThatIsNotUtf8IsRefusedWithoutShowingAPassword) {
+  auto url = Run("runs --db \"$(printf 'postgresql://ada:s3cret@h/db\\377')\"");
+  EXPECT_EQ(url.code, 2);
+  EXPECT_EQ(Lines(url.err), 1) << url.err;
+  EXPECT_EQ(url.err.find("s3cret"), std::string::npos) << url.err;
+  EXPECT_NE(url.err.find("ada:***@"), std::string::npos) << url.err;
+  auto env = Run("runs", "PERFBENCH_DB=\"$(printf 'runs\\351.db')\"");
+  EXPECT_EQ(env.code, 2);
+  EXPECT_NE(env.err.find("PERFBENCH_DB ('runs\xEF\xBF\xBD.db') is not UTF-8: byte 0xE9 at offset 4"), std::string::npos)
+      << env.err;
+  EXPECT_FALSE(Exists("perfbench.db"));
 }
 
 TEST_F(Cli, CudaOnAMachineWithoutOneIsAUsageError) {

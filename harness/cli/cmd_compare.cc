@@ -44,7 +44,8 @@ std::string LabelKept(Store& store, int64_t id, const po::variables_map& vm) {
   if (!vm.count("label")) return "";
   const std::string there = store.GetRun(id).label;
   if (there == vm["label"].as<std::string>()) return "";
-  return "; it keeps its label '" + there + "' (--label applies to new runs only)";
+  return (there.empty() ? std::string("; it stays unlabelled") : "; it keeps its label '" + there + "'") +
+         " (--label applies to new runs only)";
 }
 
 }  // namespace

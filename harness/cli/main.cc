@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "compare/compare.h"
 #include "perfbench/workload.h"
 #include "perfbench_version.h"
+#include "store/location.h"
 #include "utf8.h"
 
 namespace perfbench::cli {
@@ -82,16 +84,24 @@ void PrintHelp(std::ostream& out) {
          "  (and each command's own: perfbench <command> --help)\n";
 }
 
-// Every argument ends up in stored runs and JSON, which keep UTF-8: one that
-// is not is refused before anything runs, naming the argument and the byte.
-bool ArgumentsAreUtf8(const std::vector<std::string>& args) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    const auto at = InvalidUtf8At(args[i]);
-    if (!at) continue;
-    std::cerr << "perfbench: argument " << i + 1 << " ('" << ValidUtf8(args[i]) << "') is not UTF-8: byte 0x"
-              << fmt::format("{:02X}", static_cast<unsigned char>(args[i][*at])) << " at offset " << *at
-              << " (perfbench keeps labels, params and paths as UTF-8 text)\n";
-    return false;
+// One line naming `what` when `text` is not UTF-8 (credentials redacted).
+bool ReportNotUtf8(const std::string& what, const std::string& text) {
+  const auto at = InvalidUtf8At(text);
+  if (!at) return false;
+  std::cerr << "perfbench: " << what << " ('" << RedactCommandLine(ValidUtf8(text)) << "') is not UTF-8: byte 0x"
+            << fmt::format("{:02X}", static_cast<unsigned char>(text[*at])) << " at offset " << *at
+            << " (perfbench keeps labels, params and paths as UTF-8 text)\n";
+  return true;
+}
+
+// Every argument, and the environment's paths, end up in stored runs and
+// JSON, which keep UTF-8: one that is not is refused before anything runs.
+bool InputsAreUtf8(const std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i)
+    if (ReportNotUtf8("argument " + std::to_string(i + 1), args[i])) return false;
+  for (const char* var : {"PERFBENCH_DB", "PERFBENCH_POLICY", "PERFBENCH_DATA_DIR", "PERFBENCH_MACHINE"}) {
+    const char* value = std::getenv(var);
+    if (value != nullptr && ReportNotUtf8(var, value)) return false;
   }
   return true;
 }
@@ -104,7 +114,7 @@ int Main(int argc, char** argv) {
     PrintHelp(std::cerr);
     return kExitUsage;
   }
-  if (!ArgumentsAreUtf8(args)) return kExitUsage;
+  if (!InputsAreUtf8(args)) return kExitUsage;
   const std::string cmd = args.front();
   if (cmd == "--help" || cmd == "-h" || cmd == "help") {
     PrintHelp(std::cout);

@@ -43,6 +43,11 @@ std::optional<int64_t> ReturnedId(sql::Statement& s) {
   return id;
 }
 
+void CheckVerdict(const std::string& verdict) {
+  if (verdict != "pass" && verdict != "regression" && verdict != "inconclusive" && verdict != "accepted")
+    throw StoreInputError("run verdict '" + verdict + "': expected pass, regression, inconclusive or accepted");
+}
+
 // JSON text to keep: a string that is not UTF-8 (an environment variable's
 // value, a hostname) is kept with U+FFFD instead of failing the write.
 template <class Json>
@@ -229,6 +234,8 @@ void Store::FinishRun(int64_t run_id, RunStatus status) {
 }
 
 void Store::FinishRun(int64_t run_id, RunStatus status, const std::string& verdict) {
+  CheckVerdict(verdict);
+  CheckRunExists(run_id);
   sql::Transaction tx(*db_);
   FinishRun(run_id, status);
   WriteVerdict(run_id, verdict);
@@ -367,13 +374,13 @@ std::optional<BaselineRecord> Store::GetBaseline(const std::string& name) {
 }
 
 void Store::SetRunVerdict(int64_t run_id, const std::string& verdict) {
+  CheckVerdict(verdict);
   CheckRunExists(run_id);
   WriteVerdict(run_id, verdict);
 }
 
 void Store::WriteVerdict(int64_t run_id, const std::string& verdict) {
-  if (verdict != "pass" && verdict != "regression" && verdict != "inconclusive" && verdict != "accepted")
-    throw StoreInputError("run verdict '" + verdict + "': expected pass, regression, inconclusive or accepted");
+  CheckVerdict(verdict);
   auto s = db_->Prepare(
       "INSERT INTO run_verdicts (run_id, verdict, decided_at) VALUES (?, ?, ?)"
       " ON CONFLICT (run_id) DO UPDATE SET verdict = excluded.verdict, decided_at = excluded.decided_at");

@@ -67,7 +67,8 @@ class Store {
   void ReplaceResults(int64_t run_id, const std::vector<ResultRecord>& results);
   void FinishRun(int64_t run_id, RunStatus status);
   // The gate's end: the run finished and its verdict, in one transaction, so
-  // no reader (a push) sees a judged run without its verdict.
+  // no reader (a push) sees a judged run without its verdict. Not inside
+  // another transaction (they do not nest).
   void FinishRun(int64_t run_id, RunStatus status, const std::string& verdict);
   // Inserts a whole run and its results in one transaction (import). A run
   // whose uuid the store holds already is not inserted again: its id comes
