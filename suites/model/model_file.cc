@@ -1,10 +1,13 @@
 #include "model_file.h"
 
+#include <sys/stat.h>
+
 #include <fmt/format.h>
 
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include <c10/util/hash.h>
@@ -186,10 +189,20 @@ std::vector<torch::Tensor> Resize(const std::vector<torch::Tensor>& inputs, int6
 }
 
 std::string FileSha1(const std::string& path) {
+  // Every variant of a model (scenarios, batches) asks; a file of hundreds
+  // of MB is read once per process unless it changed (size, mtime, inode).
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) throw std::runtime_error("model file " + path + ": cannot be read");
+  const std::string key = fmt::format("{}\n{}:{}:{}.{}", path, st.st_ino, st.st_size, st.st_mtim.tv_sec,
+                                      st.st_mtim.tv_nsec);
+  static std::mutex mu;
+  static std::map<std::string, std::string> known;
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = known.find(key); it != known.end()) return it->second;
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("model file " + path + ": cannot be read");
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return c10::sha1(bytes).str();
+  return known[key] = c10::sha1(bytes).str();
 }
 
 std::string ReleaseOf(const std::string& version) { return version.substr(0, version.find('+')); }

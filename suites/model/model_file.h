@@ -55,6 +55,9 @@ std::vector<torch::Tensor> Resize(const std::vector<torch::Tensor>& inputs, int6
 // The batch the examples were saved with (1 without a batch dimension).
 int64_t ExampleBatch(const std::vector<torch::Tensor>& inputs, int64_t batch_dim);
 // SHA-1 of the file's bytes, hex (what `sha1sum` prints); throws when unreadable.
+// Read once per process while the file's inode, size and mtime stay the same
+// (a rewrite in place within the filesystem's timestamp granularity and at
+// the same size would go unseen).
 std::string FileSha1(const std::string& path);
 // "2.11.0" from "2.11.0+cu130".
 std::string ReleaseOf(const std::string& version);
