@@ -584,6 +584,12 @@ TEST_F(Baselines, GateFindsARegressionAndRefusesBadBaselines) {
   auto r = Run("gate --baseline fast.json --policy policy.json --markdown summary.md --format none");
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_TRUE(Exists("summary.md"));
+  // A regression fails the gate only once fresh processes show it again.
+  EXPECT_NE(r.err.find("confirming with"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("regression(s) shown again, 0 not"), std::string::npos) << r.err;
+  auto bad_confirm = Run("gate --baseline fast.json --confirm=-1");
+  EXPECT_EQ(bad_confirm.code, 2);
+  EXPECT_NE(bad_confirm.err.find("--confirm must be 0 or more"), std::string::npos) << bad_confirm.err;
 
   auto missing = Run("gate --baseline nightly");
   EXPECT_EQ(missing.code, 2);

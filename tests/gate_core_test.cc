@@ -150,7 +150,8 @@ class FakeRunner final : public gate::ProcessRunner {
   size_t Run(const std::vector<std::string>& keys, int first, int count, int) override {
     calls.push_back(keys);
     const std::set<std::string> wanted(keys.begin(), keys.end());
-    const RunData more = MakeRun(metrics_, count, 2, between_, within_, rng_, scale_, 1, first, noisy0_);
+    const double scale = calls.size() > 1 && later_scale > 0 ? later_scale : scale_;
+    const RunData more = MakeRun(metrics_, count, 2, between_, within_, rng_, scale, 1, first, noisy0_);
     for (size_t i = 0; i < results_.size(); ++i) {
       if (!wanted.empty() && !wanted.count(VariantKey(results_[i].suite, results_[i].workload, results_[i].params)))
         continue;
@@ -161,6 +162,7 @@ class FakeRunner final : public gate::ProcessRunner {
   }
   std::vector<ResultRecord> Results() override { return results_; }
   std::vector<std::vector<std::string>> calls;
+  double later_scale = 0;  // > 0: metric 0's scale after the first call (a moment that passed)
 
  private:
   int metrics_;
@@ -206,6 +208,70 @@ TEST(Gate, FindsAPlantedSlowdownAndRecordsTheVerdict) {
   EXPECT_EQ(o.Verdict(), "regression");
   EXPECT_EQ(gate::GateExit(o, true, false), 1);
   EXPECT_EQ(o.comparison.metrics.front().verdict, Verdict::kRegression) << o.comparison.metrics.front().reason;
+}
+
+TEST(Gate, ARegressionIsConfirmedByFreshProcessesOfItsWorkloadOnly) {
+  std::mt19937_64 rng(13);
+  const RunData base = MakeRun(5, 60, 3, 0.04, 0.03, rng);
+  FakeRunner runner(5, 1.3, 14);
+  const gate::GateInputs in = Inputs(base, 5);
+  ASSERT_GT(in.plan.confirm, 0);
+  EXPECT_EQ(in.plan.confirm, std::max(in.plan.first, GatePlan::kMinConfirm));
+  std::vector<std::string> lines;
+  const auto o = gate::RunGate(in, RunData{}, runner, [&](const std::string& l) { lines.push_back(l); });
+  EXPECT_EQ(o.Verdict(), "regression");
+  EXPECT_EQ(o.confirmed, 1u);
+  EXPECT_EQ(o.unconfirmed, 0u);
+  EXPECT_EQ(o.confirm_processes, in.plan.confirm);
+  ASSERT_EQ(runner.calls.size(), 2u);
+  EXPECT_EQ(runner.calls[1], std::vector<std::string>{in.variants.front()});
+  ASSERT_FALSE(lines.empty());
+  EXPECT_NE(lines.back().find("confirming with"), std::string::npos) << lines.back();
+  EXPECT_NE(o.comparison.metrics.front().reason.find("confirmed by"), std::string::npos)
+      << o.comparison.metrics.front().reason;
+}
+
+TEST(Gate, ASlowMomentTheConfirmationDoesNotShowIsInconclusive) {
+  std::mt19937_64 rng(13);
+  const RunData base = MakeRun(5, 60, 3, 0.04, 0.03, rng);
+  FakeRunner runner(5, 1.3, 14);  // the first round 30% slower on metric 0 ...
+  runner.later_scale = 1.0;       // ... the confirmation as the baseline
+  const auto o = gate::RunGate(Inputs(base, 5), RunData{}, runner);
+  EXPECT_EQ(o.Verdict(), "inconclusive");
+  EXPECT_EQ(o.comparison.verdict, Overall::kInconclusive);
+  EXPECT_EQ(o.unconfirmed, 1u);
+  EXPECT_EQ(gate::GateExit(o, false, false), 3);
+  EXPECT_EQ(gate::GateExit(o, true, false), 0);
+  const auto& m = o.comparison.metrics.front();
+  EXPECT_EQ(m.verdict, Verdict::kInconclusive);
+  EXPECT_NE(m.reason.find("did not show again"), std::string::npos) << m.reason;
+}
+
+TEST(Gate, ConfirmZeroFailsAtOnce) {
+  std::mt19937_64 rng(13);
+  const RunData base = MakeRun(5, 60, 3, 0.04, 0.03, rng);
+  FakeRunner runner(5, 1.3, 14);
+  runner.later_scale = 1.0;
+  PlanLimits none;
+  none.confirm = 0;
+  gate::GateInputs in = Inputs(base, 5);
+  in.plan = PlanGate(base, 3, Policy::Default(), none);
+  EXPECT_NE(in.plan.Describe().find("no confirmation round"), std::string::npos) << in.plan.Describe();
+  const auto o = gate::RunGate(in, RunData{}, runner);
+  EXPECT_EQ(o.Verdict(), "regression");
+  EXPECT_EQ(runner.calls.size(), 1u);
+  EXPECT_EQ(o.confirm_processes, 0);
+}
+
+TEST(Gate, ConfirmationJudgesOnlyItsOwnProcesses) {
+  ResultRecord r = Metric(0);
+  r.samples = {1, 2, 3, 4, 5, 6};
+  r.process = {0, 0, 1, 1, 2, 2};
+  const auto out = gate::ProcessesFrom({r}, 1);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].samples, (std::vector<double>{3, 4, 5, 6}));
+  EXPECT_EQ(out[0].process, (std::vector<int>{1, 1, 2, 2}));
+  EXPECT_TRUE(gate::ProcessesFrom({r}, 3).front().samples.empty());
 }
 
 TEST(Gate, ASecondRoundRunsOnlyTheUndecidedWorkloads) {

@@ -2,6 +2,7 @@
 // (stored, file, or a rolling window), and prints; the plan, the rounds and
 // the verdict are the core's (gate/gate.h).
 
+#include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>
@@ -25,7 +26,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: perfbench gate --baseline NAME|FILE|label:NAME [--last N] [--anchor NAME|FILE]\n"
-    "                      [--plan] [--processes K] [--max-processes N] [--max-seconds S]\n"
+    "                      [--plan] [--processes K] [--max-processes N] [--max-seconds S] [--confirm K]\n"
     "                      [--require-mde] [--policy FILE] [--allow-inconclusive]\n"
     "                      [--format table|markdown|json|junit|none] [--output FILE]\n"
     "                      [--junit FILE] [--markdown FILE] [--json FILE] [--label L]\n"
@@ -44,12 +45,17 @@ constexpr const char* kUsage =
     "for its detectable effect (80% power) to fall within the policy's mde (twice its limit by\n"
     "default), up to --max-processes (default 10) and --max-seconds; a second look adds the\n"
     "rest for workloads still inconclusive. Each of the K looks tests at alpha/K (Bonferroni).\n"
+    "A regression the looks find must show again in --confirm fresh processes (default: as many\n"
+    "as the first round, at least 3; 0: none), judged on their own (one-sided, p < 0.1), before\n"
+    "it fails the gate; one they do not show is inconclusive (the processes of a round share\n"
+    "the machine's moment, and a slow moment is not the code).\n"
     "--plan prints the plan and exits. Every verdict states its detectable effect; a pass\n"
     "that cannot resolve the policy's mde says so, and --require-mde makes that exit 3.\n"
     "Limits are the policy's, raised to each metric's noise floor learned from earlier runs.\n"
-    "Exit 0 pass, 1 regression, 2 bad input / missing baseline, 3 inconclusive, missing, too\n"
-    "few runs for a rolling baseline, or (--require-mde) a pass that cannot resolve its mde,\n"
-    "4 a workload failed to run, 5 this machine is other hardware than the baseline's.\n\n"
+    "Exit 0 pass, 1 regression (confirmed), 2 bad input / missing baseline, 3 inconclusive\n"
+    "(a regression not confirmed too), missing, too few runs for a rolling baseline, or\n"
+    "(--require-mde) a pass that cannot resolve its mde, 4 a workload failed to run, 5 this\n"
+    "machine is other hardware than the baseline's.\n\n"
     "What to run comes from the baseline: its variants, --quick, --suite, --filter, --param\n"
     "and the ddp launch are the recorded ones and are not options here; the options below\n"
     "override how they are measured.";
@@ -72,6 +78,8 @@ po::options_description GateOptions() {
       ("max-processes", po::value<int>()->value_name("N"), "most processes per variant over all rounds (default 10)")
       ("max-seconds", po::value<double>()->value_name("S"),
        "cap the planned processes at S seconds, at the baseline's seconds per process")
+      ("confirm", po::value<int>()->value_name("K"),
+       "fresh processes a regression must show again in to fail the gate (default: the first round's, at least 3; 0: none)")
       ("require-mde", po::bool_switch(), "exit 3 when a pass cannot resolve the policy's mde")
       ("policy", po::value<std::string>()->value_name("FILE"),
        "thresholds (default: $PERFBENCH_POLICY, else built-in defaults; see baselines/policy.json)")
@@ -174,11 +182,13 @@ GatePlan PlanFromFlags(const po::variables_map& vm, Store* store, const RunData&
     if (vm.count(flag) && vm[flag].as<int>() < 1) throw UsageError(std::string("--") + flag + " must be at least 1");
   if (vm.count("max-seconds") && !(vm["max-seconds"].as<double>() > 0))
     throw UsageError("--max-seconds must be positive");
+  if (vm.count("confirm") && vm["confirm"].as<int>() < 0) throw UsageError("--confirm must be 0 or more");
   PlanLimits limits;
   limits.first = vm.count("processes") ? vm["processes"].as<int>() : 0;
   limits.max_processes = vm.count("max-processes") ? vm["max-processes"].as<int>() : 0;
   limits.max_seconds = vm.count("max-seconds") ? vm["max-seconds"].as<double>() : 0;
   limits.process_seconds = store ? ProcessSeconds(store, baseline) : 0;
+  limits.confirm = vm.count("confirm") ? vm["confirm"].as<int>() : -1;
   try {
     return PlanGate(baseline, baseline_repetitions, policy, limits);
   } catch (const std::invalid_argument& e) {
@@ -268,7 +278,11 @@ void PrintOutcome(const po::variables_map& vm, const std::string& format, const 
   std::cerr << "gate: " << DetectableHeadline(o.comparison, "this gate") << "\n";
   if (const std::string u = UnresolvedNote(o.comparison); !u.empty()) std::cerr << "gate: " << u << "\n";
   std::cerr << "gate: " << o.Verdict() << (o.anchor ? " (anchor: " + std::string(ToString(o.anchor->verdict)) + ")" : "")
-            << " (candidate run " << cand.run.id << ", " << o.processes << " processes in " << o.rounds << " round(s))\n";
+            << " (candidate run " << cand.run.id << ", " << o.processes << " processes in " << o.rounds << " round(s)"
+            << (o.confirm_processes ? fmt::format("; {} more to confirm: {} regression(s) shown again, {} not",
+                                                  o.confirm_processes, o.confirmed, o.unconfirmed)
+                                    : std::string())
+            << ")\n";
 }
 
 }  // namespace

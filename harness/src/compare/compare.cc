@@ -532,7 +532,9 @@ void SettleControls(Comparison& c, const std::vector<size_t>& tested, double alp
   }
 }
 
-// A pass is "no regression, and every judged metric's detectable effect is
+}  // namespace
+
+// See compare.h. A pass is "no regression, and every judged metric's detectable effect is
 // known": a metric whose interval merely crosses its margin passes with its
 // mde stated (UnresolvedNote says when that exceeds the policy's); one whose
 // between-process noise is unknown (or with too few samples) cannot pass.
@@ -544,8 +546,6 @@ Overall OverallVerdict(const Comparison& c) {
     if (m.verdict == Verdict::kInconclusive && !m.has_mde) return Overall::kInconclusive;
   return Overall::kPass;
 }
-
-}  // namespace
 
 double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs) {
   std::vector<double> changes;

@@ -217,6 +217,12 @@ inline constexpr size_t kMinHistoryRuns = 5, kMaxHistoryRuns = 30;
 // kMinHistoryRuns runs. `runs` gets the number of runs used.
 double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs);
 
+// The overall verdict of judged metrics: regression when any is one;
+// inconclusive when one is missing, or inconclusive without a detectable
+// effect; else pass (report across hardware). Compare sets it; a gate that
+// changes metrics' verdicts afterwards (a confirmation round) recomputes it.
+Overall OverallVerdict(const Comparison& c);
+
 // Throws IncomparableError when hardware differs and !across_hardware.
 Comparison Compare(const RunData& baseline, const RunData& candidate, const Policy& policy, bool across_hardware,
                    const History& history = {});

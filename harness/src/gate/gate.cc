@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
 namespace perfbench::gate {
@@ -12,6 +14,61 @@ constexpr int kExitOk = 0, kExitRegression = 1, kExitInconclusive = 3, kExitRunt
 
 Comparison CompareWith(const GateInputs& in, const RunData& baseline, const RunData& candidate) {
   return Compare(baseline, candidate, in.plan.policy, false, in.history);
+}
+
+std::string WorkloadOf(const MetricVerdict& m) { return m.suite + "/" + m.workload; }
+
+// The variants of `variants` belonging to one of `workloads` (a workload's
+// variants are interleaved, so all of them run again together).
+std::vector<std::string> VariantsOf(const std::set<std::string>& workloads, const std::vector<std::string>& variants) {
+  std::vector<std::string> keys;
+  for (const auto& v : variants) {
+    const auto second = v.find('/', v.find('/') + 1);
+    if (workloads.count(v.substr(0, second))) keys.push_back(v);
+  }
+  return keys;
+}
+
+// A regression the statistics called (a failure needs no second look).
+bool Suspect(const MetricVerdict& m) { return m.verdict == Verdict::kRegression && m.tested && !m.control; }
+
+void AddSuspects(const Comparison& c, std::set<std::string>* workloads) {
+  for (const auto& m : c.metrics)
+    if (Suspect(m)) workloads->insert(WorkloadOf(m));
+}
+
+std::string KeyOf(const MetricVerdict& m) { return VariantKey(m.suite, m.workload, m.params) + " " + m.metric; }
+
+// One-sided p of a change in the regression direction.
+double WorseP(const MetricVerdict& m) {
+  const double change = m.absolute ? m.difference : std::log(m.ratio > 0 ? m.ratio : 1.0);
+  const bool worse = m.higher_is_better ? change < 0 : change > 0;
+  return worse ? m.p_value / 2 : 1 - m.p_value / 2;
+}
+
+// Runs the confirmation round for the suspects of the comparisons and
+// settles them.
+void Confirm(const GateInputs& in, const RunData& candidate, ProcessRunner& runner,
+             const std::function<void(const std::string&)>& progress, GateOutcome& o) {
+  std::set<std::string> workloads;
+  AddSuspects(o.comparison, &workloads);
+  if (o.anchor) AddSuspects(*o.anchor, &workloads);
+  const auto keys = VariantsOf(workloads, in.variants);
+  if (keys.empty() || in.plan.confirm <= 0) return;
+  const int first = o.processes, count = in.plan.confirm;
+  if (progress)
+    progress(fmt::format("gate: regression in {} workload(s); confirming with {} fresh processes", workloads.size(), count));
+  o.failed += runner.Run(keys, first, count, first + count);
+  o.confirm_processes = count;
+  RunData again = candidate;
+  again.results = ProcessesFrom(runner.Results(), first);
+  const auto settle = [&](Comparison& c, const RunData& base) {
+    const auto [yes, no] = SettleConfirmation(c, CompareWith(in, base, again), count);
+    o.confirmed += yes;
+    o.unconfirmed += no;
+  };
+  settle(o.comparison, in.baseline);
+  if (o.anchor) settle(*o.anchor, *in.anchor);
 }
 
 }  // namespace
@@ -28,14 +85,49 @@ std::vector<std::string> Undecided(const Comparison& c, const std::vector<std::s
     const bool unknown = m.verdict == Verdict::kInconclusive && !m.has_mde;
     const bool unresolved = m.tested && !m.informational && !m.control && m.verdict != Verdict::kRegression &&
                             m.verdict != Verdict::kImprovement && !m.Resolves();
-    if (unknown || unresolved) workloads.insert(m.suite + "/" + m.workload);
+    if (unknown || unresolved) workloads.insert(WorkloadOf(m));
   }
-  std::vector<std::string> keys;
-  for (const auto& v : variants) {
-    const auto second = v.find('/', v.find('/') + 1);
-    if (workloads.count(v.substr(0, second))) keys.push_back(v);
+  return VariantsOf(workloads, variants);
+}
+
+std::vector<ResultRecord> ProcessesFrom(std::vector<ResultRecord> results, int first) {
+  for (auto& r : results) {
+    std::vector<double> samples;
+    std::vector<int> process;
+    for (size_t i = 0; i < r.samples.size(); ++i)
+      if (r.ProcessOf(i) >= first) {
+        samples.push_back(r.samples[i]);
+        process.push_back(r.ProcessOf(i));
+      }
+    r.samples = std::move(samples);
+    r.process = std::move(process);
   }
-  return keys;
+  return results;
+}
+
+std::pair<size_t, size_t> SettleConfirmation(Comparison& c, const Comparison& again, int processes) {
+  std::map<std::string, const MetricVerdict*> second;
+  for (const auto& m : again.metrics) second.emplace(KeyOf(m), &m);
+  size_t yes = 0, no = 0;
+  for (auto& m : c.metrics) {
+    if (!Suspect(m)) continue;
+    const auto it = second.find(KeyOf(m));
+    const MetricVerdict* a = it == second.end() ? nullptr : it->second;
+    const bool shown = a && (a->verdict == Verdict::kRegression || (a->tested && WorseP(*a) < kConfirmAlpha));
+    const std::string then = a ? a->reason : "not measured again";
+    if (shown) {
+      m.reason += fmt::format("; confirmed by {} fresh processes: {}", processes, then);
+      ++yes;
+    } else {
+      m.verdict = Verdict::kInconclusive;
+      m.reason = fmt::format("a regression {} fresh processes did not show again (the machine's moment, not the code?): "
+                             "first {}; then {}", processes, m.reason, then);
+      ++no;
+    }
+  }
+  c.verdict = OverallVerdict(c);
+  if (no && c.verdict == Overall::kPass) c.verdict = Overall::kInconclusive;
+  return {yes, no};
 }
 
 GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runner,
@@ -60,6 +152,7 @@ GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runn
     o.comparison = CompareWith(in, in.baseline, candidate);
   }
   if (in.anchor) o.anchor = CompareWith(in, *in.anchor, candidate);
+  Confirm(in, candidate, runner, progress, o);
   return o;
 }
 

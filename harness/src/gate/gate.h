@@ -11,13 +11,25 @@
 //   3. while metrics stay undecided (Undecided) and the plan leaves
 //      processes, a further round runs those workloads only;
 //   4. beside the baseline (a rolling window, gate/window.h) a pinned
-//      anchor can be judged, so slow creep a window absorbs is reported.
+//      anchor can be judged, so slow creep a window absorbs is reported;
+//   5. a regression those rounds find (a statistical one, not a failure) is
+//      confirmed: plan.confirm fresh processes of its workloads run, judged
+//      on their own against the same baseline; it stays a regression when
+//      they show it again (one-sided p < kConfirmAlpha in the same
+//      direction), else it becomes inconclusive, and so does the gate. All
+//      the processes of a round share the machine's moment; a slow moment
+//      that spanned the round looked like a regression on an unchanged
+//      build (an A/A gate, 1 in 3 on this project's 2-core machine).
+//      The confirmation keeps the power (about 0.99 of it at the stated
+//      detectable effect) and cuts such false alarms about tenfold when
+//      the moment has passed.
 // The outcome carries the comparisons, the processes spent and the verdict
 // a rolling baseline reads back (Store::SetRunVerdict).
 #pragma once
 
 #include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -45,11 +57,16 @@ struct GateInputs {
   std::vector<std::string> variants;  // VariantKeys the candidate runs
 };
 
+// The one-sided level a confirmation round tests a regression at.
+inline constexpr double kConfirmAlpha = 0.1;
+
 struct GateOutcome {
   Comparison comparison;
   std::optional<Comparison> anchor;
   int processes = 0;  // candidate processes of the first round plus later rounds' (per workload, the most)
   int rounds = 0;
+  int confirm_processes = 0;  // of the confirmation round (0: none ran)
+  size_t confirmed = 0, unconfirmed = 0;  // regressions (baseline and anchor) it reproduced, or not
   size_t failed = 0;
   // "pass", "regression" or "inconclusive": what a rolling baseline reads
   // back. A pass that cannot resolve its mde is still "pass".
@@ -57,7 +74,7 @@ struct GateOutcome {
 };
 
 // `candidate`: the run record (its results are the runner's). `progress`
-// gets a line per extra round.
+// gets a line per extra round and for the confirmation.
 GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runner,
                     const std::function<void(const std::string&)>& progress = {});
 
@@ -67,8 +84,20 @@ GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runn
 // workload's variants are interleaved, so all of them).
 std::vector<std::string> Undecided(const Comparison& c, const std::vector<std::string>& variants);
 
+// Settles `c`'s statistical regressions with `again` (the confirmation
+// round's own comparison with the same baseline): a regression stays when
+// `again` calls the metric a regression or finds it worse at one-sided
+// p < kConfirmAlpha, else it becomes inconclusive; the overall verdict is
+// then inconclusive unless another regression stands. Returns {confirmed,
+// not confirmed}. `processes`: the round's, for the reasons.
+std::pair<size_t, size_t> SettleConfirmation(Comparison& c, const Comparison& again, int processes);
+
+// The results with only the samples of processes `first` and later.
+std::vector<ResultRecord> ProcessesFrom(std::vector<ResultRecord> results, int first);
+
 // 1 regression (in the baseline comparison or the anchor's), 4 a failure,
-// 3 inconclusive (unless allowed) or, with require_mde, a pass that cannot
+// 3 inconclusive (unless allowed; a regression the confirmation did not
+// reproduce is inconclusive) or, with require_mde, a pass that cannot
 // resolve the policy's mde; else 0.
 int GateExit(const GateOutcome& o, bool allow_inconclusive, bool require_mde);
 

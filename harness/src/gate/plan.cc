@@ -123,6 +123,8 @@ std::string GatePlan::Describe() const {
                               "each (Bonferroni: the policy's alpha / looks)",
                               first, repetitions, sizing, max_processes, Looks(), policy.alpha);
   if (process_seconds > 0) s += fmt::format("; about {:.0f} s a process", process_seconds);
+  s += confirm > 0 ? fmt::format("\nplan: a regression fails the gate only when {} fresh processes show it again", confirm)
+                   : std::string("\nplan: no confirmation round (--confirm 0): a regression fails the gate at once");
   if (!metrics.empty()) {
     const auto& worst = metrics.front();
     s += fmt::format("\nplan: after the first round the least sensitive of {} judged metrics detects {:.1f}% (80% "
@@ -158,6 +160,9 @@ GatePlan PlanGate(const RunData& baseline, int baseline_repetitions, const Polic
                            spreads.front().processes, spreads.size());
   }
   SetLooks(&p, policy, p.max_processes > p.first ? 2 : 1);
+  p.confirm = limits.confirm < 0 ? std::max(p.first, GatePlan::kMinConfirm) : limits.confirm;
+  if (p.confirm > 0)  // judged on its own, so enough samples for the policy
+    p.confirm = std::max(p.confirm, (policy.min_samples + p.repetitions - 1) / p.repetitions);
   if (p.metrics.empty() && spread) SizeFirst(spreads, p.max_processes, p.policy.alpha, &p);
   if (!p.metrics.empty()) FillMdes(spreads, p.policy.alpha, &p);
   return p;

@@ -24,6 +24,13 @@
 //                 intervals (Bonferroni), so the chance of a false verdict
 //                 over both stays within the policy's; the plan is sized at
 //                 that alpha.
+//   confirmation  a regression the looks find is run again in `confirm`
+//                 fresh processes (default: as many as the first round, at
+//                 least kMinConfirm; 0: none; never fewer than the policy's
+//                 min_samples need) of its workloads, judged on their own against the
+//                 baseline: it fails the gate only when they show it too
+//                 (one-sided, at kConfirmAlpha; gate/gate.h). A machine's
+//                 slow moment that spanned the first round is not the code.
 #pragma once
 
 #include <string>
@@ -42,9 +49,10 @@ struct MetricPlan {
 };
 
 struct GatePlan {
-  static constexpr int kMinFirst = 2, kNoSpreadFirst = 3, kDefaultMax = 10;
+  static constexpr int kMinFirst = 2, kNoSpreadFirst = 3, kDefaultMax = 10, kMinConfirm = 3;
   int repetitions = 0;  // per process
   int first = 0, max_processes = 0, extra_rounds = 0;
+  int confirm = 0;      // processes of the confirmation round (0: none)
   Policy policy;        // alpha and confidence per look
   std::string sizing;   // why the first round has `first` processes
   std::vector<MetricPlan> metrics;  // judged metrics, least resolvable first
@@ -61,6 +69,7 @@ struct PlanLimits {
   int max_processes = 0;      // --max-processes (0: kDefaultMax, at least first)
   double max_seconds = 0;     // --max-seconds (0: no cap)
   double process_seconds = 0; // wall time of one baseline process (0: unknown)
+  int confirm = -1;           // --confirm (-1: as many as the first round; 0: none)
 };
 
 int GateRepetitions(int baseline_repetitions);
