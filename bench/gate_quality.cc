@@ -7,7 +7,10 @@
 // in processes. Not a test: figures for the README and the issue.
 //
 //   build/bench/gate_quality [--trials N] [--metrics M] [--seed S]
-//                            [--between SD --within SD]...
+//                            [--rolling-trials N] [--run-sd SD] [--moment-per-round]
+//                            [--confirm K] [--rolling-only] [--between SD --within SD]...
+// --run-sd gives each run a shared moment (each round of a gate its own with
+// --moment-per-round); --confirm sets the gate's confirmation round (0: off).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,9 +52,18 @@ void Table(double between, double within, int trials, int metrics, uint64_t seed
 // The rolling scheme (gate --baseline label:NAME --last W, planned), per
 // window and family size, with the A/A rate, the power at each effect, the
 // candidate's processes and the mean reported mde of a regressed metric.
-void RollingTable(double between, double within, double run_sd, int trials, uint64_t seed) {
-  std::printf("\nrolling gate, planned (policy mde 10%%): between-process sd %.1f%%, within %.1f%%, run moment sd %.1f%%; "
-              "%d gates per cell\n", 100 * between, 100 * within, 100 * run_sd, trials);
+struct MomentOptions {
+  double run_sd = 0;
+  bool per_round = false;
+  int confirm = -1;
+};
+
+void RollingTable(double between, double within, const MomentOptions& mo, int trials, uint64_t seed) {
+  const double run_sd = mo.run_sd;
+  std::printf("\nrolling gate, planned (policy mde 10%%): between-process sd %.1f%%, within %.1f%%, run moment sd %.1f%%%s; "
+              "confirmation %s; %d gates per cell\n", 100 * between, 100 * within, 100 * run_sd,
+              mo.per_round ? " (each round its own)" : "",
+              mo.confirm == 0 ? "off" : mo.confirm < 0 ? "default" : std::to_string(mo.confirm).c_str(), trials);
   std::printf("  %-8s %4s %10s %14s %6s %6s %6s %6s %9s\n", "window", "m", "processes", "A/A false reg", "2%", "5%",
               "10%", "20%", "mde @10%");
   for (int window : {10, 20, 30})
@@ -62,6 +74,8 @@ void RollingTable(double between, double within, double run_sd, int trials, uint
       c.between = between;
       c.within = within;
       c.run_sd = run_sd;
+      c.moment_per_round = mo.per_round;
+      c.confirm = mo.confirm;
       c.window_runs = window;
       c.regressed_share = 0.1;
       c.seed = seed + static_cast<uint64_t>(window * 100 + m);
@@ -84,6 +98,8 @@ void RollingTable(double between, double within, double run_sd, int trials, uint
   h.between = between;
   h.within = within;
   h.run_sd = run_sd;
+  h.moment_per_round = mo.per_round;
+  h.confirm = mo.confirm;
   h.seed = seed + 99;
   const auto honesty = sim::SimulateMdeHonesty(h);
   std::printf("  mde honesty (window 20, m 10): %d of %d gates reported an mde (mean %.1f%%); a true effect equal to "
@@ -95,7 +111,8 @@ void RollingTable(double between, double within, double run_sd, int trials, uint
 
 int main(int argc, char** argv) {
   int trials = 300, metrics = 200, rolling_trials = 2000;
-  double run_sd = 0;
+  MomentOptions mo;
+  bool rolling_only = false;
   uint64_t seed = 20261203;
   std::vector<std::pair<double, double>> levels;
   for (int i = 1; i < argc; ++i) {
@@ -110,11 +127,15 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--metrics")) metrics = static_cast<int>(next("--metrics"));
     else if (!std::strcmp(argv[i], "--seed")) seed = static_cast<uint64_t>(next("--seed"));
     else if (!std::strcmp(argv[i], "--rolling-trials")) rolling_trials = static_cast<int>(next("--rolling-trials"));
-    else if (!std::strcmp(argv[i], "--run-sd")) run_sd = next("--run-sd");
+    else if (!std::strcmp(argv[i], "--run-sd")) mo.run_sd = next("--run-sd");
+    else if (!std::strcmp(argv[i], "--moment-per-round")) mo.per_round = true;
+    else if (!std::strcmp(argv[i], "--confirm")) mo.confirm = static_cast<int>(next("--confirm"));
+    else if (!std::strcmp(argv[i], "--rolling-only")) rolling_only = true;
     else if (!std::strcmp(argv[i], "--between")) levels.emplace_back(next("--between"), 0.02);
     else if (!std::strcmp(argv[i], "--within") && !levels.empty()) levels.back().second = next("--within");
     else {
       std::fprintf(stderr, "usage: gate_quality [--trials N] [--rolling-trials N] [--metrics M] [--seed S] [--run-sd SD]\n"
+                           "                    [--moment-per-round] [--confirm K] [--rolling-only]\n"
                            "                    [--between SD --within SD]...\n");
       return std::strcmp(argv[i], "--help") ? 2 : 0;
     }
@@ -128,8 +149,9 @@ int main(int argc, char** argv) {
   if (levels.empty()) levels = {{0.04, 0.03}, {0.10, 0.02}, {0.13, 0.13}};
   std::printf("policy: built-in defaults (alpha %.2g, limit 5%%); power: 5%% of the metrics regressed, %d trials\n",
               Policy::Default().alpha, std::max(1, trials / 3));
-  for (const auto& [b, w] : levels) Table(b, w, trials, metrics, seed);
+  if (!rolling_only)
+    for (const auto& [b, w] : levels) Table(b, w, trials, metrics, seed);
   // The rolling scheme at the first level (this machine's measured noise).
-  RollingTable(levels.front().first, levels.front().second, run_sd, std::max(3, rolling_trials), seed);
+  RollingTable(levels.front().first, levels.front().second, mo, std::max(3, rolling_trials), seed);
   return 0;
 }

@@ -108,6 +108,7 @@ class SimRunner final : public gate::ProcessRunner {
   size_t Run(const std::vector<std::string>& keys, int first, int count, int) override {
     const std::set<std::string> wanted(keys.begin(), keys.end());
     const int regressed = Regressed(c_);
+    if (c_.moment_per_round && calls_++ > 0) moment_ = std::exp(c_.run_sd * std::normal_distribution<double>()(rng_));
     for (size_t i = 0; i < results_.size(); ++i) {
       auto& r = results_[i];
       if (!wanted.empty() && !wanted.count(VariantKey(r.suite, r.workload, r.params))) continue;
@@ -125,6 +126,7 @@ class SimRunner final : public gate::ProcessRunner {
   int reps_;
   std::mt19937_64& rng_;
   double moment_;
+  int calls_ = 0;
   double spent_ = 0;
   std::vector<ResultRecord> results_;
 };
@@ -135,7 +137,9 @@ Comparison CoreGate(const GateConfig& c, const RunData& base, int base_reps, con
   gate::GateInputs in;
   in.baseline = base;
   in.history = history;
-  in.plan = PlanGate(base, base_reps, c.policy);
+  PlanLimits limits;
+  limits.confirm = c.confirm;
+  in.plan = PlanGate(base, base_reps, c.policy, limits);
   for (int i = 0; i < c.metrics; ++i) {
     const ResultRecord r = Metric(i);
     in.variants.push_back(VariantKey(r.suite, r.workload, r.params));

@@ -22,7 +22,9 @@
 //             the candidate planned for the policy's mde (gate/plan.h) and
 //             run through the core's rounds (gate/gate.h)
 // A run's processes can share a moment: every run (and every gate's
-// candidate) draws an offset exp(run_sd z) all its processes carry.
+// candidate) draws an offset exp(run_sd z) all its processes carry; with
+// moment_per_round each of a gate's rounds draws its own (a moment that
+// passes within a round's minute, as this project's VM showed).
 #pragma once
 
 #include <cstdint>
@@ -47,6 +49,8 @@ struct GateConfig {
   double regression = 0;      // 0: A/A
   double regressed_share = 0.05;
   double run_sd = 0;          // sd of log time shared by one run's processes
+  bool moment_per_round = false;  // a gate's rounds (and its confirmation) each draw their own moment
+  int confirm = -1;           // PlanLimits::confirm (-1: the gate's default; 0: no confirmation round)
   int window_runs = 20;       // rolling
   int run_processes = 3;      // rolling: processes of a default run
   int run_repetitions = 3;    // rolling: repetitions per process of a default run (--quick: ceil(7 / 3))

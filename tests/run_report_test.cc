@@ -243,6 +243,46 @@ TEST(NoiseFloor, HistoryRaisesTheLimitAndTheReasonSaysSo) {
   EXPECT_EQ(Compare(base, worse, policy, false, h).metrics[0].verdict, Verdict::kRegression);
 }
 
+TEST(RunMoment, EarlierRunsSpreadLessTheirProcessesShare) {
+  History h;
+  const std::string key = "k";
+  // Logs of run medians 0, 0.1, -0.1, 0.2, -0.2: variance 0.025.
+  h.series[key] = {{1.0, std::exp(0.1), std::exp(-0.1), std::exp(0.2), std::exp(-0.2)}};
+  h.processes_per_run[key] = 3;
+  size_t runs = 0;
+  EXPECT_NEAR(RunMomentVariance(h, key, 0.03, &runs), 0.025 - 0.03 / 3, 1e-12);
+  EXPECT_EQ(runs, 5u);
+  EXPECT_EQ(RunMomentVariance(h, key, 0.3, &runs), 0.0);  // the processes explain it all
+  h.series[key] = {{1.0, 1.1, 0.9, 1.2}};                  // 4 runs: too few
+  EXPECT_EQ(RunMomentVariance(h, key, 0, &runs), 0.0);
+  EXPECT_EQ(runs, 0u);
+  EXPECT_EQ(RunMomentVariance(h, "other", 0, &runs), 0.0);
+}
+
+TEST(RunMoment, ARunsMomentIsNotTheCode) {
+  // Tight processes, earlier runs 8% apart as wholes: a candidate 8% slower
+  // in all its processes is what a run's moment does, not a regression; 40%
+  // slower still is one.
+  RunData base, cand, worse;
+  base.results = {Processes(100, {0, 0.01, -0.01, 0.005, -0.005, 0.01})};
+  cand.results = {Processes(92, {0, 0.01, -0.01, 0.005})};
+  worse.results = {Processes(60, {0, 0.01, -0.01, 0.005})};
+  const Policy policy = Policy::Default();
+  const auto alone = Compare(base, cand, policy, false);
+  ASSERT_EQ(alone.metrics[0].verdict, Verdict::kRegression) << alone.metrics[0].reason;
+  History h;
+  h.series[ResultKey(base.results[0])] = {{100, 92, 107, 99, 93, 108, 100, 94}};
+  h.processes_per_run[ResultKey(base.results[0])] = 3;
+  const auto c = Compare(base, cand, policy, false, h);
+  const auto& m = c.metrics[0];
+  EXPECT_GT(m.run_var, 0.002);
+  EXPECT_EQ(m.run_var_runs, 8u);
+  EXPECT_NE(m.verdict, Verdict::kRegression) << m.reason;
+  EXPECT_NE(m.reason.find("a run's moment (sd"), std::string::npos) << m.reason;
+  EXPECT_GT(m.se, alone.metrics[0].se);  // the detectable effect says so too
+  EXPECT_EQ(Compare(base, worse, policy, false, h).metrics[0].verdict, Verdict::kRegression);
+}
+
 TEST(TwoLevel, ProcessesNotRepetitionsAreTheSamples) {
   // Tight repetitions inside each process, processes 4% apart: the
   // within-process test calls a 3% shift significant; the process level

@@ -91,6 +91,26 @@ TEST(Welch, LogRatioAndDegenerateCases) {
   EXPECT_THROW(WelchLogRatio({1, 0}, {1, 2}, 0.95), std::invalid_argument);
 }
 
+TEST(Welch, ARunsMomentWidensTheTestAndItsDegreesOfFreedomFollowSatterthwaite) {
+  const std::vector<double> a = {1.0, 1.2, 0.9, 1.1, 1.05}, b = {1.3, 1.25, 1.4};
+  const auto plain = WelchT(a, b, 0.95);
+  const auto same = WelchT(a, b, 0.95, 0, 1);  // no moment: Welch as SciPy computes it
+  EXPECT_DOUBLE_EQ(same.t, plain.t);
+  EXPECT_DOUBLE_EQ(same.df, plain.df);
+  EXPECT_DOUBLE_EQ(same.p_value, plain.p_value);
+  // By hand: mean(b) - mean(a) = 4/15; var(a) / 5 = 0.0125 / 5 = 0.0025,
+  // var(b) / 3 = (42 / 3600 / 2) / 3 = 7 / 3600; with extra 0.01 on 4 df:
+  // se^2 = 0.0125 + 7 / 3600, df = se^4 / (0.0025^2 / 4 + (7 / 3600)^2 / 2 + 0.01^2 / 4).
+  const double vb = 7.0 / 3600, se2 = 0.0025 + vb + 0.01;
+  const auto wide = WelchT(a, b, 0.95, 0.01, 4);
+  EXPECT_NEAR(wide.t, (4.0 / 15) / std::sqrt(se2), 1e-9);
+  EXPECT_NEAR(wide.df, se2 * se2 / (0.0025 * 0.0025 / 4 + vb * vb / 2 + 0.0001 / 4), 1e-9);
+  EXPECT_GT(wide.p_value, plain.p_value);
+  EXPECT_GT(wide.high - wide.low, plain.high - plain.low);
+  EXPECT_THROW(WelchT(a, b, 0.95, -0.1, 4), std::invalid_argument);
+  EXPECT_THROW(WelchT(a, b, 0.95, 0.1, 0), std::invalid_argument);
+}
+
 TEST(Welch, OneVersusManyIsAPredictionTest) {
   // One value against {1, 2, 3} in log space: s = 1, se = sqrt(1 + 1/3), df 2.
   const std::vector<double> many = {std::exp(1.0), std::exp(2.0), std::exp(3.0)};

@@ -110,17 +110,25 @@ WelchResult TTest(double difference, double se, double df, double confidence) {
 }  // namespace
 
 WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
+  return WelchT(a, b, confidence, 0, 1);
+}
+
+WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, double confidence, double extra,
+                   double extra_df) {
   if (a.size() < 2 || b.size() < 2) throw std::invalid_argument("WelchT: needs two values per side");
+  if (!(extra >= 0) || !(extra_df > 0)) throw std::invalid_argument("WelchT: the extra variance needs extra >= 0, df > 0");
   const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
   const double sa = StdDev(a), sb = StdDev(b);
-  const double va = sa * sa / na, vb = sb * sb / nb, se2 = va + vb;
+  const double va = sa * sa / na, vb = sb * sb / nb, se2 = va + vb + extra;
   // Welch-Satterthwaite; with no spread on either side the test is degenerate.
-  const double df = se2 > 0 ? se2 * se2 / (va * va / (na - 1) + vb * vb / (nb - 1)) : na + nb - 2;
+  const double df = se2 > 0 ? se2 * se2 / (va * va / (na - 1) + vb * vb / (nb - 1) + extra * extra / extra_df)
+                            : na + nb - 2;
   return TTest(Mean(b) - Mean(a), std::sqrt(se2), df, confidence);
 }
 
-WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
-  return Exponentiated(WelchT(Logs(a), Logs(b), confidence));
+WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence, double extra,
+                          double extra_df) {
+  return Exponentiated(WelchT(Logs(a), Logs(b), confidence, extra, extra_df));
 }
 
 WelchResult OneVersusManyLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence) {

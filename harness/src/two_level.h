@@ -54,9 +54,17 @@ struct WelchResult {
 // Needs >= 2 values per side. Zero variance on both sides gives p = 1 when
 // the means agree, 0 otherwise, and a degenerate interval.
 WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, double confidence);
+// WelchT with a further variance `extra` (on `extra_df` degrees of freedom)
+// in the standard error of the difference: a random effect all of b's values
+// share and neither side's spread shows (a run's moment, estimated from
+// earlier runs). se^2 = s_a^2 / n_a + s_b^2 / n_b + extra, Satterthwaite's
+// df over the three terms; extra = 0 is WelchT.
+WelchResult WelchT(const std::vector<double>& a, const std::vector<double>& b, double confidence, double extra,
+                   double extra_df);
 // WelchT on logarithms (values must be positive), exponentiated: difference,
 // low and high become the ratio b / a and its interval.
-WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence);
+WelchResult WelchLogRatio(const std::vector<double>& a, const std::vector<double>& b, double confidence,
+                          double extra = 0, double extra_df = 1);
 
 // One side has a single value (a run of one process), the other n >= 2: the
 // single value is one more draw from the same process-to-process spread, so

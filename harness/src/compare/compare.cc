@@ -123,7 +123,10 @@ std::string MarginText(const MetricVerdict& m) { return LimitText(m, m.Margin(),
 std::string LevelText(const MetricVerdict& m) {
   if (m.pairs > 0) return fmt::format("{} pairs of processes, signed-rank", m.pairs);
   if (m.level == Level::kProcess)
-    return fmt::format("{} vs {} processes", m.processes_baseline, m.processes_candidate);
+    return fmt::format("{} vs {} processes", m.processes_baseline, m.processes_candidate) +
+           (m.run_var > 0 && m.processes_baseline >= 2 && m.processes_candidate >= 2
+                ? fmt::format(" and a run's moment (sd {:.1f}% from {} runs)", 100 * std::sqrt(m.run_var), m.run_var_runs)
+                : std::string());
   return fmt::format("within-process samples only ({} vs {} process{})", m.processes_baseline,
                      m.processes_candidate, m.processes_baseline + m.processes_candidate > 2 ? "es" : "");
 }
@@ -393,11 +396,31 @@ double Variance(const std::vector<double>& v) {
 
 // The standard error of the process-level estimate and its degrees of
 // freedom, for the detectable effect.
+// The run moment's share of a process-level test: {variance, df}.
+std::pair<double, double> MomentTerm(const MetricVerdict& m) {
+  if (!(m.run_var > 0) || m.run_var_runs < 2) return {0, 1};
+  const double runs = static_cast<double>(m.run_var_runs);
+  return {m.run_var * (1 + 1 / runs), runs - 1};
+}
+
 void MeasureSpread(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, bool logs) {
   const auto va = logs ? stats::Logs(a) : a, vb = logs ? stats::Logs(b) : b;
-  const StandardError e = DifferenceStandardError(Variance(va), va.size(), Variance(vb), vb.size());
+  const auto [extra, extra_df] = logs ? MomentTerm(m) : std::pair<double, double>{0, 1};
+  const StandardError e = DifferenceStandardError(Variance(va), va.size(), Variance(vb), vb.size(), extra, extra_df);
   m.se = e.se;
   m.df = e.df;
+}
+
+// The candidate run's moment from history, by its own processes' spread.
+void SetRunMoment(MetricVerdict& m, const History& h, const std::string& key, const ResultRecord& rb) {
+  const auto pb = stats::ProcessMedians(stats::Groups(rb.samples, rb.process));
+  if (pb.size() < 2 || !AllPositive(pb)) return;
+  size_t runs = 0;
+  const double v = RunMomentVariance(h, key, Variance(stats::Logs(pb)), &runs);
+  if (v > 0) {
+    m.run_var = v;
+    m.run_var_runs = runs;
+  }
 }
 
 // Process level: Welch on the process medians (their logarithms for a ratio).
@@ -407,7 +430,8 @@ void MeasureProcesses(MetricVerdict& m, const std::vector<double>& a, const std:
   const bool logs = !m.absolute && AllPositive(a) && AllPositive(b);
   MeasureSpread(m, a, b, logs);
   if (logs) {
-    const auto w = std::min(a.size(), b.size()) >= 2 ? stats::WelchLogRatio(a, b, confidence)
+    const auto [extra, extra_df] = MomentTerm(m);
+    const auto w = std::min(a.size(), b.size()) >= 2 ? stats::WelchLogRatio(a, b, confidence, extra, extra_df)
                                                      : stats::OneVersusManyLogRatio(a, b, confidence);
     m.ratio = w.difference;
     m.ci_low = w.low;
@@ -547,6 +571,23 @@ Overall OverallVerdict(const Comparison& c) {
   return Overall::kPass;
 }
 
+double RunMomentVariance(const History& h, const std::string& key, double process_var, size_t* runs) {
+  if (runs) *runs = 0;
+  const auto it = h.series.find(key);
+  if (it == h.series.end()) return 0;
+  std::vector<double> logs;  // the newest kMaxHistoryRuns, as NoiseFloor takes them
+  for (auto s = it->second.rbegin(); s != it->second.rend() && logs.size() < kMaxHistoryRuns; ++s)
+    for (auto v = s->rbegin(); v != s->rend() && logs.size() < kMaxHistoryRuns; ++v) {
+      if (!(*v > 0)) return 0;
+      logs.push_back(std::log(*v));
+    }
+  if (logs.size() < kMinHistoryRuns) return 0;
+  if (runs) *runs = logs.size();
+  const auto k = h.processes_per_run.find(key);
+  const double per_run = k == h.processes_per_run.end() ? 1.0 : std::max(1.0, k->second);
+  return std::max(0.0, Variance(logs) - process_var / per_run);
+}
+
 double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs) {
   std::vector<double> changes;
   size_t used = 0;
@@ -621,6 +662,7 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
     MetricVerdict m = Describe(ra, rb, policy);
     bool pending = false;
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
+      if (!m.absolute && !m.control) SetRunMoment(m, history, k, *rb);
       Measure(m, *ra, *rb, policy.confidence);
       MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { Measure(e, *ra, *rb, conf); });
       ApplyNoiseFloor(m, history, k);

@@ -152,6 +152,13 @@ struct MetricVerdict {
   double floor_for_test = 0;   // F, scaled to this comparison's processes at the process level
   double Margin() const { return margin > 0 ? margin : threshold; }
   size_t history_runs = 0;     // earlier runs the floor was learned from
+  // The variance (log scale) of a run's moment, shared by all its processes:
+  // of earlier runs' log medians, less what their processes explain
+  // (RunMomentVariance). Added to a process-level test's standard error,
+  // as run_var (1 + 1 / run_var_runs) on run_var_runs - 1 degrees of
+  // freedom: the candidate's processes are one run. 0: no history.
+  double run_var = 0;
+  size_t run_var_runs = 0;
   Level level = Level::kWithinProcess;
   size_t processes_baseline = 0, processes_candidate = 0;
   size_t pairs = 0;  // paired comparison (ab): pairs the test used
@@ -208,6 +215,13 @@ std::string UnresolvedNote(const Comparison& c);
 // its throughput (else step time, else its first judged metric); the verdict
 // is the variant's worst, naming the metric when it is not the headline.
 std::vector<std::string> WorkloadSummaries(const Comparison& c);
+
+// The variance of a run's moment (see MetricVerdict::run_var) for `key`:
+// the sample variance of the logs of the last kMaxHistoryRuns run medians,
+// less `process_var` (a run's variance of log process medians) over the
+// median processes per run; at least 0. 0 with fewer than kMinHistoryRuns
+// runs or a median that is not positive. `runs` gets the runs used.
+double RunMomentVariance(const History& h, const std::string& key, double process_var, size_t* runs);
 
 // Fewest earlier runs a noise floor is learned from, and most used.
 inline constexpr size_t kMinHistoryRuns = 5, kMaxHistoryRuns = 30;

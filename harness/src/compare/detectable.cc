@@ -24,6 +24,16 @@ double RelativeRegression(double shift, bool higher_is_better) {
   return higher_is_better ? -std::expm1(-shift) : std::expm1(shift);
 }
 
+StandardError DifferenceStandardError(double var_a, size_t n_a, double var_b, size_t n_b, double extra,
+                                      double extra_df) {
+  StandardError s = DifferenceStandardError(var_a, n_a, var_b, n_b);
+  if (!(extra > 0) || n_a < 2 || n_b < 2) return s;
+  const double a = var_a / static_cast<double>(n_a), b = var_b / static_cast<double>(n_b), all = a + b + extra;
+  s.se = std::sqrt(all);
+  s.df = all * all / (a * a / static_cast<double>(n_a - 1) + b * b / static_cast<double>(n_b - 1) + extra * extra / extra_df);
+  return s;
+}
+
 StandardError DifferenceStandardError(double var_a, size_t n_a, double var_b, size_t n_b) {
   if (n_a < 2 && n_b < 2) throw std::invalid_argument("DifferenceStandardError: a side needs 2 or more values");
   if (n_a < 2 || n_b < 2) {  // one value against a spread: a prediction interval

@@ -41,5 +41,10 @@ struct StandardError {
   double se = 0, df = 0;
 };
 StandardError DifferenceStandardError(double var_a, size_t n_a, double var_b, size_t n_b);
+// With a further variance `extra` on `extra_df` degrees of freedom (a run's
+// moment) when both sides have 2 or more values: se^2 = a + b + extra,
+// Satterthwaite over the three terms.
+StandardError DifferenceStandardError(double var_a, size_t n_a, double var_b, size_t n_b, double extra,
+                                      double extra_df);
 
 }  // namespace perfbench
