@@ -247,6 +247,21 @@ TEST(Gate, ASlowMomentTheConfirmationDoesNotShowIsInconclusive) {
   EXPECT_NE(m.reason.find("did not show again"), std::string::npos) << m.reason;
 }
 
+TEST(Gate, AConfirmationSureOfASmallChangeWithinTheMarginDoesNotShowIt) {
+  std::mt19937_64 rng(21);
+  const RunData base = MakeRun(5, 60, 3, 0.01, 0.01, rng);
+  FakeRunner runner(5, 1.3, 22, 0, 0.01, 0.01);
+  runner.later_scale = 1.02;  // worse, surely, but 2% under a 5% limit
+  gate::GateInputs in = Inputs(base, 5);
+  in.plan.confirm = 10;
+  const auto o = gate::RunGate(in, RunData{}, runner);
+  EXPECT_EQ(o.unconfirmed, 1u);
+  EXPECT_EQ(o.Verdict(), "inconclusive");
+  const auto& m = o.comparison.metrics.front();
+  EXPECT_NE(m.reason.find("then step_time +"), std::string::npos) << m.reason;
+  EXPECT_NE(m.reason.find("within ±5%"), std::string::npos) << m.reason;  // the confirmation: unchanged
+}
+
 TEST(Gate, ConfirmZeroFailsAtOnce) {
   std::mt19937_64 rng(13);
   const RunData base = MakeRun(5, 60, 3, 0.04, 0.03, rng);

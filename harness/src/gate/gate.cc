@@ -113,7 +113,10 @@ std::pair<size_t, size_t> SettleConfirmation(Comparison& c, const Comparison& ag
     if (!Suspect(m)) continue;
     const auto it = second.find(KeyOf(m));
     const MetricVerdict* a = it == second.end() ? nullptr : it->second;
-    const bool shown = a && (a->verdict == Verdict::kRegression || (a->tested && WorseP(*a) < kConfirmAlpha));
+    // Worse, and not shown to lie within the margin (a confirmation that is
+    // sure of 2% under a 5% limit does not show a 30% regression again).
+    const bool shown = a && (a->verdict == Verdict::kRegression ||
+                             (a->tested && a->verdict != Verdict::kUnchanged && WorseP(*a) < kConfirmAlpha));
     const std::string then = a ? a->reason : "not measured again";
     if (shown) {
       m.reason += fmt::format("; confirmed by {} fresh processes: {}", processes, then);

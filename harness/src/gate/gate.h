@@ -16,7 +16,8 @@
 //      confirmed: plan.confirm fresh processes of its workloads run, judged
 //      on their own against the same baseline; it stays a regression when
 //      they show it again (one-sided p < kConfirmAlpha in the same
-//      direction), else it becomes inconclusive, and so does the gate. All
+//      direction, and not `unchanged`: an interval within the margin does
+//      not show it), else it becomes inconclusive, and so does the gate. All
 //      the processes of a round share the machine's moment; a slow moment
 //      that spanned the round looked like a regression on an unchanged
 //      build (an A/A gate, 1 in 3 on this project's 2-core machine).
@@ -87,7 +88,8 @@ std::vector<std::string> Undecided(const Comparison& c, const std::vector<std::s
 // Settles `c`'s statistical regressions with `again` (the confirmation
 // round's own comparison with the same baseline): a regression stays when
 // `again` calls the metric a regression or finds it worse at one-sided
-// p < kConfirmAlpha, else it becomes inconclusive; the overall verdict is
+// p < kConfirmAlpha without calling it unchanged, else it becomes
+// inconclusive; the overall verdict is
 // then inconclusive unless another regression stands. Returns {confirmed,
 // not confirmed}. `processes`: the round's, for the reasons.
 std::pair<size_t, size_t> SettleConfirmation(Comparison& c, const Comparison& again, int processes);
