@@ -83,6 +83,7 @@ RunData BaselineRuns(const GateConfig& c, std::mt19937_64& rng, History* h) {
       pooled.results.push_back(std::move(r));
     }
   }
+  pooled.run_count = static_cast<size_t>(c.baseline_runs);
   return pooled;
 }
 

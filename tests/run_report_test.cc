@@ -250,8 +250,18 @@ TEST(RunMoment, EarlierRunsSpreadLessTheirProcessesShare) {
   h.series[key] = {{1.0, std::exp(0.1), std::exp(-0.1), std::exp(0.2), std::exp(-0.2)}};
   h.processes_per_run[key] = 3;
   size_t runs = 0;
-  EXPECT_NEAR(RunMomentVariance(h, key, 0.03, &runs), 0.025 - 0.03 / 3, 1e-12);
+  // Variance 0.025; MAD = median{0, .1, .1, .2, .2} = 0.1, so the fence at
+  // 4 x 1.4826 x 0.1 = 0.59 keeps every run.
+  const double robust = 0.025;
+  EXPECT_NEAR(RunMomentVariance(h, key, 0.03, &runs), robust - 0.03 / 3, 1e-12);
   EXPECT_EQ(runs, 5u);
+  h.series[key].front().push_back(std::exp(2.0));  // one wild run (a plain variance: 0.63) is fenced out
+  EXPECT_NEAR(RunMomentVariance(h, key, 0.03, &runs), robust - 0.03 / 3, 1e-12);
+  EXPECT_EQ(runs, 6u);
+  h.series[key].front().pop_back();
+  h.process_var[key] = 0.006;  // the history's own within-run spread wins over the candidate's
+  EXPECT_NEAR(RunMomentVariance(h, key, 0.03, &runs), robust - 0.006 / 3, 1e-12);
+  h.process_var.clear();
   EXPECT_EQ(RunMomentVariance(h, key, 0.3, &runs), 0.0);  // the processes explain it all
   h.series[key] = {{1.0, 1.1, 0.9, 1.2}};                  // 4 runs: too few
   EXPECT_EQ(RunMomentVariance(h, key, 0, &runs), 0.0);

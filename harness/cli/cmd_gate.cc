@@ -75,7 +75,7 @@ po::options_description GateOptions() {
       ("label", po::value<std::string>()->value_name("L"),
        "label stored with the candidate run (default: NAME of label:NAME, else gate)")
       ("processes", po::value<int>()->value_name("K"), "processes in the first round (default: planned for the policy's mde)")
-      ("max-processes", po::value<int>()->value_name("N"), "most processes per variant over all rounds (default 10)")
+      ("max-processes", po::value<int>()->value_name("N"), "most processes per variant over all rounds (default 10; a confirmation comes on top)")
       ("max-seconds", po::value<double>()->value_name("S"),
        "cap the planned processes at S seconds, at the baseline's seconds per process")
       ("confirm", po::value<int>()->value_name("K"),

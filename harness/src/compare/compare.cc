@@ -400,7 +400,7 @@ double Variance(const std::vector<double>& v) {
 std::pair<double, double> MomentTerm(const MetricVerdict& m) {
   if (!(m.run_var > 0) || m.run_var_runs < 2) return {0, 1};
   const double runs = static_cast<double>(m.run_var_runs);
-  return {m.run_var * (1 + 1 / runs), runs - 1};
+  return {m.run_var * (1 + 1 / static_cast<double>(std::max<size_t>(1, m.baseline_runs))), runs - 1};
 }
 
 void MeasureSpread(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, bool logs) {
@@ -585,7 +585,18 @@ double RunMomentVariance(const History& h, const std::string& key, double proces
   if (runs) *runs = logs.size();
   const auto k = h.processes_per_run.find(key);
   const double per_run = k == h.processes_per_run.end() ? 1.0 : std::max(1.0, k->second);
-  return std::max(0.0, Variance(logs) - process_var / per_run);
+  const auto within = h.process_var.find(key);
+  const double explained = (within == h.process_var.end() ? process_var : within->second) / per_run;
+  // The sample variance of the runs within 4 robust sd (1.4826 MAD) of the
+  // median: efficient on clean history, blind to a wild run or two.
+  const double center = stats::Median(logs);
+  std::vector<double> deviations;
+  for (double x : logs) deviations.push_back(std::fabs(x - center));
+  const double fence = 4 * 1.4826 * stats::Median(deviations);
+  std::vector<double> kept;
+  for (double x : logs)
+    if (!(fence > 0) || std::fabs(x - center) <= fence) kept.push_back(x);
+  return std::max(0.0, Variance(kept) - explained);
 }
 
 double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs) {
@@ -663,6 +674,7 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
     bool pending = false;
     if (!JudgePresence(m, ra, rb, policy.min_samples)) {
       if (!m.absolute && !m.control) SetRunMoment(m, history, k, *rb);
+      m.baseline_runs = std::max(a.run_count, a.run_ids.size());
       Measure(m, *ra, *rb, policy.confidence);
       MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { Measure(e, *ra, *rb, conf); });
       ApplyNoiseFloor(m, history, k);

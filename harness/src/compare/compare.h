@@ -120,6 +120,9 @@ struct History {
   std::map<std::string, std::vector<std::vector<double>>> series;
   // Median processes per history run, per key (1 when absent).
   std::map<std::string, double> processes_per_run;
+  // Mean variance of the log process medians within a history run (runs of
+  // 2+ processes), per key: what a run's processes explain of its median.
+  std::map<std::string, double> process_var;
 };
 
 // Which samples a metric's test rests on.
@@ -155,10 +158,12 @@ struct MetricVerdict {
   // The variance (log scale) of a run's moment, shared by all its processes:
   // of earlier runs' log medians, less what their processes explain
   // (RunMomentVariance). Added to a process-level test's standard error,
-  // as run_var (1 + 1 / run_var_runs) on run_var_runs - 1 degrees of
-  // freedom: the candidate's processes are one run. 0: no history.
+  // as run_var (1 + 1 / baseline_runs) on run_var_runs - 1 degrees of
+  // freedom: the candidate's processes are one run, the baseline's mean
+  // pools baseline_runs. 0: no history.
   double run_var = 0;
   size_t run_var_runs = 0;
+  size_t baseline_runs = 1;  // runs the baseline pools: its mean carries run_var / baseline_runs
   Level level = Level::kWithinProcess;
   size_t processes_baseline = 0, processes_candidate = 0;
   size_t pairs = 0;  // paired comparison (ab): pairs the test used
@@ -217,10 +222,12 @@ std::string UnresolvedNote(const Comparison& c);
 std::vector<std::string> WorkloadSummaries(const Comparison& c);
 
 // The variance of a run's moment (see MetricVerdict::run_var) for `key`:
-// the sample variance of the logs of the last kMaxHistoryRuns run medians,
-// less `process_var` (a run's variance of log process medians) over the
-// median processes per run; at least 0. 0 with fewer than kMinHistoryRuns
-// runs or a median that is not positive. `runs` gets the runs used.
+// the sample variance of the logs of the last kMaxHistoryRuns run medians
+// within 4 robust sd (1.4826 MAD) of their median, so a wild run or two
+// does not blind the test, less the within-run variance of log process medians
+// (History::process_var, else `process_var`) over the median processes per
+// run; at least 0. 0 with fewer than kMinHistoryRuns runs or a median that
+// is not positive. `runs` gets the runs used.
 double RunMomentVariance(const History& h, const std::string& key, double process_var, size_t* runs);
 
 // Fewest earlier runs a noise floor is learned from, and most used.

@@ -41,7 +41,7 @@ std::string KeyOf(const MetricVerdict& m) { return VariantKey(m.suite, m.workloa
 
 // One-sided p of a change in the regression direction.
 double WorseP(const MetricVerdict& m) {
-  const double change = m.absolute ? m.difference : std::log(m.ratio > 0 ? m.ratio : 1.0);
+  const double change = m.absolute ? m.difference : m.ratio - 1;
   const bool worse = m.higher_is_better ? change < 0 : change > 0;
   return worse ? m.p_value / 2 : 1 - m.p_value / 2;
 }
@@ -76,7 +76,9 @@ void Confirm(const GateInputs& in, const RunData& candidate, ProcessRunner& runn
 std::string GateOutcome::Verdict() const {
   const bool regressed = comparison.verdict == Overall::kRegression || (anchor && anchor->verdict == Overall::kRegression);
   if (regressed) return "regression";
-  return comparison.verdict == Overall::kPass ? "pass" : "inconclusive";
+  // A regression the confirmation did not show again, here or against the
+  // anchor, is no pass.
+  return comparison.verdict == Overall::kPass && unconfirmed == 0 ? "pass" : "inconclusive";
 }
 
 std::vector<std::string> Undecided(const Comparison& c, const std::vector<std::string>& variants) {
@@ -162,7 +164,7 @@ GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runn
 int GateExit(const GateOutcome& o, bool allow_inconclusive, bool require_mde) {
   if (o.Verdict() == "regression") return kExitRegression;
   if (o.failed) return kExitRuntime;
-  if (o.comparison.verdict == Overall::kInconclusive && !allow_inconclusive) return kExitInconclusive;
+  if (o.Verdict() == "inconclusive" && !allow_inconclusive) return kExitInconclusive;
   if (require_mde && o.comparison.verdict == Overall::kPass && !o.comparison.Unresolved().empty())
     return kExitInconclusive;
   return kExitOk;

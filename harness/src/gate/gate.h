@@ -21,9 +21,10 @@
 //      the processes of a round share the machine's moment; a slow moment
 //      that spanned the round looked like a regression on an unchanged
 //      build (an A/A gate, 1 in 3 on this project's 2-core machine).
-//      The confirmation keeps the power (about 0.99 of it at the stated
-//      detectable effect) and cuts such false alarms about tenfold when
-//      the moment has passed.
+//      A false alarm from a moment that has passed needs the confirmation
+//      to err too; a true regression is lost where the confirmation misses
+//      it, which the stated detectable effect does not count (simulated:
+//      an effect equal to it caught in 67-74% of gates, not 80%).
 // The outcome carries the comparisons, the processes spent and the verdict
 // a rolling baseline reads back (Store::SetRunVerdict).
 #pragma once
@@ -70,7 +71,9 @@ struct GateOutcome {
   size_t confirmed = 0, unconfirmed = 0;  // regressions (baseline and anchor) it reproduced, or not
   size_t failed = 0;
   // "pass", "regression" or "inconclusive": what a rolling baseline reads
-  // back. A pass that cannot resolve its mde is still "pass".
+  // back. A pass that cannot resolve its mde is still "pass"; a regression
+  // the confirmation did not show again (baseline or anchor) is
+  // "inconclusive".
   std::string Verdict() const;
 };
 

@@ -32,12 +32,16 @@ History LoadHistory(Store& store, const RunData& baseline, const RunData& candid
   std::vector<int64_t> usable;
   for (int64_t id : ids) {  // ascending: time order
     const RunRecord r = store.GetRun(id);
-    if ((r.status == RunStatus::kComplete || r.status == RunStatus::kImported) && SameHostConditions(store, r, candidate.run))
-      usable.push_back(id);
+    if (!(r.status == RunStatus::kComplete || r.status == RunStatus::kImported) || !SameHostConditions(store, r, candidate.run))
+      continue;
+    // A run a gate rejected (or left undecided) teaches no noise.
+    const auto verdict = store.GetRunVerdict(id);
+    if (verdict && *verdict != "pass" && *verdict != "accepted") continue;
+    usable.push_back(id);
   }
   if (usable.size() > kMaxHistoryRuns) usable.erase(usable.begin(), usable.end() - kMaxHistoryRuns);
   History h;
-  std::map<std::string, std::vector<double>> processes;
+  std::map<std::string, std::vector<double>> processes, within;
   for (int64_t id : usable)
     for (const auto& r : store.GetResults(id))
       if (r.status == ResultStatus::kOk && !r.samples.empty()) {
@@ -45,9 +49,15 @@ History LoadHistory(Store& store, const RunData& baseline, const RunData& candid
         auto& series = h.series[key];
         if (series.empty()) series.emplace_back();
         series.front().push_back(stats::Median(r.samples));
-        processes[key].push_back(static_cast<double>(stats::Groups(r.samples, r.process).size()));
+        const auto medians = stats::ProcessMedians(stats::Groups(r.samples, r.process));
+        processes[key].push_back(static_cast<double>(medians.size()));
+        if (medians.size() >= 2 && std::all_of(medians.begin(), medians.end(), [](double x) { return x > 0; })) {
+          const double sd = stats::StdDev(stats::Logs(medians));
+          within[key].push_back(sd * sd);
+        }
       }
   for (const auto& [key, p] : processes) h.processes_per_run[key] = stats::Median(p);
+  for (const auto& [key, v] : within) h.process_var[key] = stats::Mean(v);
   return h;
 }
 
