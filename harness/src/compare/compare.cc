@@ -394,15 +394,16 @@ double Variance(const std::vector<double>& v) {
   return sd * sd;
 }
 
-// The standard error of the process-level estimate and its degrees of
-// freedom, for the detectable effect.
-// The run moment's share of a process-level test: {variance, df}.
+// The run moment's share of a process-level test: {variance, df}
+// (run_var is set only from kMinHistoryRuns runs or more).
 std::pair<double, double> MomentTerm(const MetricVerdict& m) {
-  if (!(m.run_var > 0) || m.run_var_runs < 2) return {0, 1};
-  const double runs = static_cast<double>(m.run_var_runs);
-  return {m.run_var * (1 + 1 / static_cast<double>(std::max<size_t>(1, m.baseline_runs))), runs - 1};
+  if (!(m.run_var > 0)) return {0, 1};
+  const double baseline_runs = static_cast<double>(std::max<size_t>(1, m.baseline_runs));
+  return {m.run_var * (1 + 1 / baseline_runs), static_cast<double>(m.run_var_runs) - 1};
 }
 
+// The standard error of the process-level estimate and its degrees of
+// freedom, for the detectable effect.
 void MeasureSpread(MetricVerdict& m, const std::vector<double>& a, const std::vector<double>& b, bool logs) {
   const auto va = logs ? stats::Logs(a) : a, vb = logs ? stats::Logs(b) : b;
   const auto [extra, extra_df] = logs ? MomentTerm(m) : std::pair<double, double>{0, 1};
