@@ -3,14 +3,17 @@
 #   1. scripts/gpu-deps.sh prepares its folder (download, dpkg -x, Boost
 #      pruned, within 48 MiB) and CMake configures against that prefix,
 #      finding every library there rather than in /usr;
-#   2. scripts/gpu-smoke.sh --device cpu --skip-build runs every step on the
-#      existing build (BUILD_DIR, default build) to its summary, no failure;
+#   2. scripts/gpu-smoke.sh --device cpu --skip-build runs the steps the
+#      check below lacks (env, micro for a run to show, show, diagnose,
+#      profile) on the existing build (BUILD_DIR, default build) to its
+#      summary, no failure; its suite steps are the check's own (one dry run,
+#      not two: amp, ddp, dataloader, quant, models and peak run there);
 #   3. scripts/gpu-check.sh --device cpu --skip-build, the GPU acceptance
 #      test's dry run on that build: every step at small sizes, its table,
 #      no failed variant, energy measured or "unavailable", the Python
 #      anchors runnable (GPU-only bounds read "n/a (cpu dry run)").
 # Needs apt-get (step 1) and a built perfbench (scripts/setup.sh). Takes a few
-# minutes: the smoke and the check run the suites at --quick.
+# minutes: the check runs the suites at --quick, one process each.
 #
 #   scripts/gpu-dry-run.sh [--help]
 set -euo pipefail
@@ -44,7 +47,8 @@ fi
 say "CMake found every library in the prefix"
 
 say "2. gpu-smoke.sh --device cpu on ${BUILD_DIR:-build}"
-BUILD_DIR="${BUILD_DIR:-build}" scripts/gpu-smoke.sh --device cpu --skip-build "$tmp/smoke"
+BUILD_DIR="${BUILD_DIR:-build}" scripts/gpu-smoke.sh --device cpu --skip-build \
+  --steps env,micro,show,diagnose,profile "$tmp/smoke"
 
 say "3. gpu-check.sh --device cpu on ${BUILD_DIR:-build}"
 BUILD_DIR="${BUILD_DIR:-build}" scripts/gpu-check.sh --device cpu --skip-build "$tmp/check"

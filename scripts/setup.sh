@@ -5,6 +5,7 @@
 #   PERFBENCH_VENV   virtual environment for the torch wheel (default: .venv, git-ignored)
 #   PERFBENCH_TORCH  pinned torch version (default below; the wheel is CUDA-enabled)
 #   BUILD_DIR        build directory (default: build)
+#   PERFBENCH_CMAKE_ARGS  extra arguments to the first configure (e.g. -DPERFBENCH_BUILD_TESTS=OFF)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -65,7 +66,8 @@ nvcc --version >/dev/null 2>&1 || say "no CUDA toolkit (nvcc): a CPU-only build 
 #    configure failed and left a cache without build files), then build.
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] || { [ ! -f "$BUILD_DIR/Makefile" ] && [ ! -f "$BUILD_DIR/build.ninja" ]; } || ! grep -q "CMAKE_PREFIX_PATH:.*=$TORCH_PREFIX\$" "$BUILD_DIR/CMakeCache.txt"; then
   say "configuring $BUILD_DIR (Release)"
-  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" >/dev/null
+  # shellcheck disable=SC2086  # word splitting of the extra arguments is meant
+  cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" ${PERFBENCH_CMAKE_ARGS:-} >/dev/null
 fi
 say "building with $JOBS jobs"
 cmake --build "$BUILD_DIR" -j"$JOBS"

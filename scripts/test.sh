@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds if needed and runs every test through ctest. Extra arguments go to
-# ctest (e.g. scripts/test.sh -L unit).
+# ctest: scripts/test.sh -L fast is the developer's loop (every library's
+# fast tests, about a minute on 2 cores); -L slow the end-to-end rest; -L
+# unit, -L integration and -L torch as before.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR="${BUILD_DIR:-build}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Each fuzz target: the corpus and the kept crashers replay clean, a
-# PERFBENCH_FUZZ_SECONDS run (default 60) finds no crash or hang, and a run
+# PERFBENCH_FUZZ_SECONDS run (default 60; ctest sets 10, bench/fuzz.sh is the long search) finds no crash or hang, and a run
 # with the planted bug finds it (so the target can find one).
 #   fuzz_test.sh FUZZ_INPUTS SOURCE_DIR
 set -euo pipefail

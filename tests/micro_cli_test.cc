@@ -76,6 +76,55 @@ TEST_F(Micro, QuickStoresKernelRatesWithTheControlAroundThem) {
   EXPECT_TRUE(res.count("control/bandwidth/bytes:16777216 bandwidth"));
 }
 
+// Where the time went: printed at the end, stored per process with the
+// run (run_cost.h), shown by history, left out of the run's table.
+TEST_F(Micro, ARunSaysAndStoresWhereItsTimeWent) {
+  auto r = Run("run --suite micro --quick --filter 'bandwidth/.*op:copy' --processes 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("time: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find(" in 2 processes: set-up "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n  micro "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\n  control "), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("harness/"), std::string::npos) << "the run table shows the harness's rows:\n" << r.out;
+  const auto res = Results();
+  for (const char* key : {"harness/time/suite:micro timed_time", "harness/time/suite:all wall_time",
+                          "harness/time/suite:control setup_time"}) {
+    ASSERT_TRUE(res.count(key)) << key << " not in " << Keys(res);
+    EXPECT_EQ(res.at(key)["samples"].size(), 2u) << key << ": one sample per process";
+    EXPECT_EQ(res.at(key)["unit"], "s");
+  }
+  const auto& wall = res.at("harness/time/suite:all wall_time")["samples"];
+  const auto& timed = res.at("harness/time/suite:micro timed_time")["samples"];
+  for (size_t i = 0; i < 2; ++i) EXPECT_GT(wall[i].get<double>(), timed[i].get<double>());
+  auto h = Run("history --suite harness --metric wall_time");
+  ASSERT_EQ(h.code, 0) << h.err;
+  EXPECT_NE(h.out.find("harness/time"), std::string::npos) << h.out;
+  // Not selected by default, and a gate never judges it (informational).
+  EXPECT_EQ(Run("history").out.find("harness/time"), std::string::npos);
+}
+
+// The model suite in the fast tier (its end-to-end test, model_suite, exports
+// real models): files that are missing or no model fail their variants in one
+// line each, and the run goes on to exit 4.
+TEST_F(Micro, ModelFilesThatAreMissingOrNotModelsFailTheirVariantsInOneLine) {
+  std::ofstream(dir_ / "junk.pt2") << std::string(4096, 'x');
+  auto r = Run("run --model-file missing.pt2 --model-file junk.pt2 --quick --processes 1 --no-control --format none");
+  EXPECT_EQ(r.code, 4) << r.err;
+  std::map<std::string, std::string> reasons;
+  for (const auto& [key, res] : Results()) {
+    if (res["suite"] != "model") continue;
+    EXPECT_EQ(res["status"], "failed") << key;
+    reasons[key] = res["reason"].get<std::string>();
+  }
+  ASSERT_FALSE(reasons.empty());
+  for (const auto& [key, reason] : reasons) {
+    EXPECT_EQ(reason.find('\n'), std::string::npos) << reason;
+    const bool missing = reason.find("missing.pt2") != std::string::npos;
+    EXPECT_TRUE(missing ? reason.find("no such file") != std::string::npos
+                        : reason.find("not an exported model") != std::string::npos) << reason;
+  }
+}
+
 TEST_F(Micro, TheControlCanBeLeftOutAndSelfTestsNeverRunIt) {
   ASSERT_EQ(Run("run --suite micro --quick --filter 'gemm.*fp32' --no-control --format none").code, 0);
   for (const auto& [key, res] : Results()) EXPECT_NE(res["suite"], "control") << key;
@@ -88,6 +137,7 @@ TEST_F(Micro, TheControlCanBeLeftOutAndSelfTestsNeverRunIt) {
 TEST_F(Micro, GpuOnlyKernelsAreSkippedWithTheirReasonOnTheCpu) {
   ASSERT_EQ(Run("run --suite micro --quick --filter h2d --device cpu --no-control --format none").code, 0);
   for (const auto& [key, res] : Results()) {
+    if (res["suite"] == "harness") continue;  // the run's own time (run_cost.h)
     EXPECT_EQ(res["status"], "skipped") << key;
     EXPECT_NE(res["reason"].get<std::string>().find("cuda"), std::string::npos) << key;
   }

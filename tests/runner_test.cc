@@ -276,6 +276,61 @@ TEST(Runner, AVariantThatCannotFitItsRepetitionsRunsFewerAndItsSiblingAll) {
   EXPECT_NE(out[1].reason.find("6 of 10 repetitions: v:slow step 1 s"), std::string::npos) << out[1].reason;
 }
 
+TEST(Runner, TheQuickBudgetCutsASlowVariantsWarmUpAndRepetitionsAndSaysSo) {
+  Script s;
+  s.fast_s = 0.001;
+  s.slow_s = 0.4;
+  auto w = Make(&s, {"ref", "slow"});
+  FakeBackend backend;
+  RunSettings settings = Settings(2, 7);
+  settings.budget_s = 1.5;  // slow: its first warm-up leaves 1.1 s, two 0.4 s steps
+  Runner runner(settings, backend, ClockOf(&s));
+  auto out = runner.RunGroup(Group(w));
+  EXPECT_EQ(out[0].status, ResultStatus::kOk);
+  EXPECT_EQ(out[0].samples.at("step_time").size(), 7u);
+  EXPECT_TRUE(out[0].reason.empty()) << out[0].reason;
+  ASSERT_EQ(out[1].status, ResultStatus::kOk) << out[1].reason;
+  EXPECT_EQ(out[1].samples.at("step_time").size(), 2u);
+  // One warm-up step, then the two timed ones (step_index counts every step).
+  EXPECT_EQ(out[1].samples.at("step_index"), (std::vector<double>{2, 3}));
+  EXPECT_NE(out[1].reason.find("2 of 7 repetitions and 1 of 2 warm-up steps: v:slow step 0.4 s and the quick "
+                               "budget of 1.5 s per variant"),
+            std::string::npos)
+      << out[1].reason;
+}
+
+TEST(Runner, TheQuickBudgetNeverCutsBelowTwoRepetitions) {
+  Script s;
+  s.fast_s = 0.001;
+  s.slow_s = 5;
+  auto w = Make(&s, {"ref", "slow"});
+  FakeBackend backend;
+  RunSettings settings = Settings(2, 3);
+  settings.budget_s = 1.5;
+  Runner runner(settings, backend, ClockOf(&s));
+  auto out = runner.RunGroup(Group(w));
+  ASSERT_EQ(out[1].status, ResultStatus::kOk) << out[1].reason;
+  EXPECT_EQ(out[1].samples.at("step_time").size(), 2u);
+  EXPECT_NE(out[1].reason.find("2 of 3 repetitions and 1 of 2 warm-up steps"), std::string::npos) << out[1].reason;
+}
+
+TEST(Runner, PhaseTimesSayWhereEachSuitesTimeWent) {
+  Script s;
+  s.fast_s = 0.01;
+  auto w = Make(&s, {"ref", "x"});
+  FakeBackend backend;
+  Runner runner(Settings(2, 3), backend, ClockOf(&s));
+  runner.RunGroup(Group(w));
+  runner.RunGroup(Group(w));
+  ASSERT_EQ(runner.phase_times().size(), 1u);
+  const PhaseTimes& t = runner.phase_times().at("t");
+  EXPECT_NEAR(t.setup_s, 0, 1e-12);                 // set-up costs nothing on this clock
+  EXPECT_NEAR(t.warmup_s, 2 * 2 * 2 * 0.01, 1e-9);  // 2 groups x 2 variants x 2 warm-up steps
+  EXPECT_NEAR(t.timed_s, 2 * 2 * 3 * 0.01, 1e-9);
+  EXPECT_NEAR(t.wall_s, t.setup_s + t.warmup_s + t.timed_s + t.other_s, 1e-9);
+  EXPECT_NEAR(runner.timed_s(), t.timed_s, 1e-12);
+}
+
 TEST(Runner, AVeryFastStepUnderALongBudgetRunsEveryRepetition) {
   Script s;
   s.fast_s = 1e-10;  // budget / step far beyond the range of an int

@@ -71,7 +71,7 @@ std::vector<Diagnosis> DiagnoseRun(Store& store, int64_t id) {
   const auto peaks = AchievableFlops(store, run);
   std::vector<Diagnosis> ds;
   for (auto& e : CollectEvidence(store.GetResults(id))) {
-    if (e.suite == "control") continue;
+    if (AroundRun(e.suite)) continue;
     if (auto t = traces.find(e.suite + "/" + e.workload + "/" + e.params.Encode()); t != traces.end())
       e.trace = ReadTrace(t->second);
     if (auto p = peaks.find(e.params.Get("precision", "fp32")); p != peaks.end()) e.achievable_flops = p->second;

@@ -128,7 +128,7 @@ RunSettings RecordedSettings(const RunData& b) {
 std::vector<VariantRef> BaselineVariants(const RunData& baseline, RunSettings* s) {
   std::set<std::string> wanted, suites;
   for (const auto& r : baseline.results) {
-    if (r.suite == "control") continue;  // measured around every run (RunSettings::control)
+    if (AroundRun(r.suite)) continue;  // measured around every run (records.h)
     wanted.insert(VariantKey(r.suite, r.workload, r.params));
     suites.insert(r.suite);
   }

@@ -6,6 +6,7 @@
 #include "processes.h"
 #include "common.h"
 #include "report/run_report.h"
+#include "run_cost.h"
 #include "run_support.h"
 
 namespace perfbench::cli {
@@ -115,6 +116,7 @@ void RunInProcesses(Store& store, int64_t run_id, const RunSettings& settings, E
 }  // namespace
 
 int RunCmd(const std::vector<std::string>& args) {
+  const double start_s = SteadyNow();
   const po::options_description desc = RunOptions();
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
@@ -145,6 +147,7 @@ int RunCmd(const std::vector<std::string>& args) {
   }
   store->FinishRun(run_id, RunStatus::kComplete);
   PrintRun(format, *store, run_id, run, done);
+  std::cerr << PhaseSummary(PhaseTotals(done.results), SteadyNow() - start_s, settings.processes);
   return done.failed ? kExitRuntime : kExitOk;
 }
 

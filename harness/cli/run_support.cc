@@ -21,6 +21,7 @@
 #include "fingerprint.h"
 #include "perfbench/posix_fs.h"
 #include "report/run_report.h"
+#include "run_cost.h"
 
 namespace perfbench::cli {
 namespace {
@@ -383,16 +384,32 @@ std::vector<VariantGroup> ControlGroups(const RunSettings& s) {
   }
 }
 
+// True when a group is of a suite that is not hidden (not a self-test).
+bool AnyRealSuite(const std::vector<VariantGroup>& groups) {
+  return std::any_of(groups.begin(), groups.end(), [](const VariantGroup& g) { return !g.workload->info.hidden; });
+}
+
 // `groups` between two measurements of the control, when the run has one
 // (RunSettings::control).
 std::vector<VariantGroup> WithControl(const RunSettings& s, const std::vector<VariantGroup>& groups) {
-  const bool real = std::any_of(groups.begin(), groups.end(), [](const VariantGroup& g) { return !g.workload->info.hidden; });
-  if (!s.control || s.launch.Fixed() || !real) return groups;
+  if (!s.control || s.launch.Fixed() || !AnyRealSuite(groups)) return groups;
   const auto control = ControlGroups(s);
   std::vector<VariantGroup> out = control;
   out.insert(out.end(), groups.begin(), groups.end());
   out.insert(out.end(), control.begin(), control.end());
   return out;
+}
+
+// `records` merged into `into` and stored in one transaction (when there is a store).
+void MergeAndStore(Store* store, int64_t run_id, const std::vector<ResultRecord>& records, Execution* into) {
+  if (records.empty()) return;
+  bool replace = false;
+  const auto rows = Merge(records, into, &replace);
+  if (!store) return;
+  if (replace)
+    store->ReplaceResults(run_id, rows);
+  else
+    store->AppendResults(run_id, rows);
 }
 
 }  // namespace
@@ -428,16 +445,13 @@ void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, De
       auto r = ToResultRecords(o, process.index);
       records.insert(records.end(), r.begin(), r.end());
     }
-    bool replace = false;
-    const auto rows = Merge(records, into, &replace);
-    if (!store) return;
-    if (replace)
-      store->ReplaceResults(run_id, rows);  // one transaction per group
-    else
-      store->AppendResults(run_id, rows);
+    MergeAndStore(store, run_id, records, into);  // one transaction per group
   });
   progress.Done();
   into->timed_s += runner.timed_s();
+  // Where the time went (run_cost.h), for runs of the real suites, as the
+  // control is: the hidden self-test suites' runs hold their own rows only.
+  if (AnyRealSuite(groups)) MergeAndStore(store, run_id, PhaseRecords(runner.phase_times(), process.index), into);
 }
 
 }  // namespace perfbench::cli

@@ -51,7 +51,7 @@ namespace {
 
 bool Selected(const ResultRecord& r, const HistorySelection& s, const std::regex& re) {
   const bool named = std::find(s.suites.begin(), s.suites.end(), r.suite) != s.suites.end();
-  if (s.suites.empty() ? r.suite == "control" : !named) return false;
+  if (s.suites.empty() ? AroundRun(r.suite) : !named) return false;
   if (!s.metric.empty() && r.metric != s.metric) return false;
   const std::string name = VariantName(r.suite, r.workload, r.params);
   return s.filter.empty() || std::regex_search(name, re);

@@ -94,6 +94,7 @@ struct Live {
   int64_t owned_bytes = 0;
   double spent_s = 0;                 // this variant's own set-up and step time
   std::vector<double> warmup_step_s;  // host time of each warm-up step
+  int warmups = 0;                    // warm-up steps planned
   int target = 0;                     // timed repetitions planned
   int done = 0;                       // timed repetitions recorded
 };
@@ -114,9 +115,9 @@ void Skip(Live& v, const std::string& reason) {
 // steps, derived metrics, verification and tear-down.
 class GroupRun {
  public:
-  // `timed_s` accumulates the time of timed steps; `process_seed` goes to RunContext.
+  // `phases` accumulates the time of set-up, warm-up and timed steps; `process_seed` goes to RunContext.
   GroupRun(const RunSettings& settings, DeviceBackend& backend, const NowFn& now, const VariantGroup& group,
-           uint64_t process_seed, double* timed_s, const Runner::EnergyMeterFactory& make_meter,
+           uint64_t process_seed, PhaseTimes* phases, const Runner::EnergyMeterFactory& make_meter,
            std::function<void(double)> tick)
       : s_(settings),
         backend_(backend),
@@ -124,7 +125,7 @@ class GroupRun {
         info_(group.workload->info),
         live_(group.variants.size()),
         process_seed_(process_seed),
-        timed_s_(timed_s),
+        phases_(phases),
         tick_(std::move(tick)) {
     if (info_.FindMetric("energy")) {
       const std::string bus = backend_.PciBusId(s_.device);  // the variant's own GPU, not GPU 0
@@ -133,6 +134,7 @@ class GroupRun {
     if (s_.device == "cuda") monitor_ = MakeGpuMonitor(0, "libnvidia-ml.so.1", backend_.PciBusId(s_.device));
     for (size_t i = 0; i < group.variants.size(); ++i) {
       live_[i].outcome.variant = VariantRef{group.workload, group.variants[i]};
+      live_[i].warmups = s_.warmup_steps;
       live_[i].target = s_.repetitions;
     }
   }
@@ -155,9 +157,9 @@ class GroupRun {
   void StepLoop() {
     for (int w = 0; w < s_.warmup_steps; ++w) {
       for (auto& v : live_)
-        if (v.active) Step(v, /*record=*/false, "warm-up step " + std::to_string(w + 1));
+        if (v.active && w < v.warmups) Step(v, /*record=*/false, "warm-up step " + std::to_string(w + 1));
       for (auto& v : live_)
-        if (v.active) Project(v, s_.warmup_steps - w - 1);
+        if (v.active && w < v.warmups) Project(v, v.warmups - w - 1);
     }
     if (monitor_) monitor_->Begin();  // what the GPU does during the timed steps
     while (AnyPending()) {
@@ -197,6 +199,7 @@ class GroupRun {
   bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
   void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok);
   void Project(Live& v, int warmups_left);
+  void FitQuickBudget(Live& v, double step_s, int warmups_left);
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
   // The group's variant whose compare_param is `value` (its reference_value
@@ -211,7 +214,7 @@ class GroupRun {
   const WorkloadInfo& info_;
   std::vector<Live> live_;
   uint64_t process_seed_;
-  double* timed_s_;
+  PhaseTimes* phases_;
   std::function<void(double)> tick_;  // progress: the group's fraction done, after each step
   // Steps done / planned over the variants still running (warm-up and timed).
   double Fraction() const {
@@ -219,7 +222,7 @@ class GroupRun {
     for (const auto& v : live_) {
       if (!v.active) continue;
       done += static_cast<double>(v.warmup_step_s.size() + v.done);
-      planned += static_cast<double>(s_.warmup_steps + v.target);
+      planned += static_cast<double>(v.warmups + v.target);
     }
     return planned > 0 ? done / planned : 0;
   }
@@ -257,6 +260,7 @@ void GroupRun::SetUp(Live& v) {
     return set_up;
   });
   v.spent_s += now_() - t0;
+  phases_->setup_s += now_() - t0;
   if (st.skipped()) return Skip(v, st.message());
   if (!st.ok()) return Fail(v, st.message());
   v.active = true;
@@ -313,12 +317,13 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   if (mem.ok) v.owned_bytes += mem.after - mem.current;
   const double host_s = t1 - t0;
   if (!record) {
+    phases_->warmup_s += t1 - t_begin;
     v.warmup_step_s.push_back(host_s);
     if (tick_) tick_(Fraction());
     return;
   }
   const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_ : device_s >= 0 ? device_s : host_s;
-  *timed_s_ += t1 - t_begin;
+  phases_->timed_s += t1 - t_begin;
   Record(v, rec, seconds, peak_bytes, mem.ok);
   if (tick_) tick_(Fraction());
   if (v.spent_s > s_.timeout_s && v.done < v.target)
@@ -391,7 +396,7 @@ void GroupRun::Measure() {
     return Status::Ok();
   });
   const double spent = now_() - t0;
-  *timed_s_ += spent;
+  phases_->timed_s += spent;
   for (size_t i = 0; i < owners.size(); ++i) {
     owners[i]->spent_s += spent / static_cast<double>(owners.size());
     if (!st.ok()) {
@@ -471,7 +476,7 @@ void GroupRun::Project(Live& v, int warmups_left) {
   const double left_s = s_.timeout_s - v.spent_s - reserve_s;
   // In double: a sub-microsecond step over a long budget overflows an int.
   const double fits_d = std::floor(left_s / step_s) - warmups_left;
-  if (fits_d >= v.target) return;
+  if (fits_d >= v.target) return FitQuickBudget(v, step_s, warmups_left);
   const int fits = static_cast<int>(std::max(fits_d, -1.0));
   const std::string budget = fmt::format("the {:g} s budget per variant", s_.timeout_s);
   if (fits < RunSettings::kMinRepetitions)
@@ -479,6 +484,26 @@ void GroupRun::Project(Live& v, int warmups_left) {
                                v.target, budget, RunSettings::kMinRepetitions));
   v.outcome.reason = fmt::format("{} of {} repetitions: {} and {}", fits, s_.repetitions, SlowText(v, step_s), budget);
   v.target = fits;
+}
+
+// RunSettings::budget_s (--quick): a variant whose steps do not fit its
+// soft budget warms up no further and runs the repetitions that fit, at
+// least kQuickMinRepetitions, saying so in its reason.
+void GroupRun::FitQuickBudget(Live& v, double step_s, int warmups_left) {
+  if (!(s_.budget_s > 0)) return;
+  double spent = 0;
+  for (double x : v.warmup_step_s) spent += x;
+  const double left_s = s_.budget_s - spent;
+  if (step_s * (warmups_left + v.target) <= left_s) return;
+  const int fits = static_cast<int>(std::clamp(std::floor(left_s / step_s), 0.0, static_cast<double>(v.target)));
+  const int reps = std::max(std::min(RunSettings::kQuickMinRepetitions, v.target), fits);
+  const int warmed = static_cast<int>(v.warmup_step_s.size());
+  if (reps == v.target && warmups_left == 0) return;
+  v.outcome.reason = fmt::format("{} of {} repetitions and {} of {} warm-up steps: {} and the quick budget of {:g} s "
+                                 "per variant",
+                                 reps, v.target, warmed, v.warmups, SlowText(v, step_s), s_.budget_s);
+  v.warmups = warmed;
+  v.target = reps;
 }
 
 void GroupRun::Derive() {
@@ -539,9 +564,16 @@ void GroupRun::Finish(Live& v) {
 }  // namespace
 
 std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
-  GroupRun run(settings_, backend_, now_, group, process_seed_, &timed_s_, make_meter_, group_tick_);
+  PhaseTimes phases;
+  const double t0 = now_();
+  GroupRun run(settings_, backend_, now_, group, process_seed_, &phases, make_meter_, group_tick_);
   run.set_known_skips(&known_skips_);
-  return run.Run();
+  auto outcomes = run.Run();
+  phases.wall_s = now_() - t0;
+  phases.other_s = std::max(0.0, phases.wall_s - phases.setup_s - phases.warmup_s - phases.timed_s);
+  timed_s_ += phases.timed_s;
+  phase_times_[group.workload->info.suite].Add(phases);
+  return outcomes;
 }
 
 void Runner::RunAll(const std::vector<VariantGroup>& groups,

@@ -27,6 +27,22 @@ struct VariantOutcome {
   std::map<std::string, std::string> attributes;
 };
 
+// Where a process's time went in one suite (or in all): its variants'
+// set-up, their warm-up steps, their timed steps (an engine's whole
+// measurement counts as timed), and the rest of the suite's groups
+// (energy windows, derived metrics, verification, tear-down). wall_s is the
+// groups' wall time, so other_s = wall_s - the three.
+struct PhaseTimes {
+  double setup_s = 0, warmup_s = 0, timed_s = 0, other_s = 0, wall_s = 0;
+  void Add(const PhaseTimes& o) {
+    setup_s += o.setup_s;
+    warmup_s += o.warmup_s;
+    timed_s += o.timed_s;
+    other_s += o.other_s;
+    wall_s += o.wall_s;
+  }
+};
+
 // Sent when a group starts and after each step of it, so that a long group
 // shows time moving.
 struct ProgressEvent {
@@ -81,6 +97,8 @@ class Runner {
   // Seconds spent in timed repetitions so far (all variants): with the
   // process's wall time, the costs the Kalibera-Jones allocation needs.
   double timed_s() const { return timed_s_; }
+  // Where this runner's time went so far, by suite.
+  const std::map<std::string, PhaseTimes>& phase_times() const { return phase_times_; }
 
   // Runs one group. Never throws for workload errors: they become outcomes.
   std::vector<VariantOutcome> RunGroup(const VariantGroup& group);
@@ -99,6 +117,7 @@ class Runner {
   std::function<void(double)> group_tick_;  // RunAll's progress inside the running group
   uint64_t process_seed_ = 0;
   double timed_s_ = 0;
+  std::map<std::string, PhaseTimes> phase_times_;
   std::map<std::string, std::string> known_skips_;
 };
 

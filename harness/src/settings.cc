@@ -9,6 +9,7 @@ RunSettings RunSettings::Defaults(bool quick) {
   s.quick = quick;
   s.warmup_steps = quick ? kQuickWarmupSteps : kWarmupSteps;
   s.repetitions = quick ? kQuickRepetitions : kRepetitions;
+  s.budget_s = quick ? kQuickBudgetS : 0;
   return s;
 }
 

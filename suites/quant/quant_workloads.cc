@@ -59,6 +59,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <map>
 #include <thread>
 #include <mutex>
 
@@ -104,6 +106,40 @@ class TrainedModels {
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const QuantNet>> cache_;
 };
+
+// Held-out predictions of this process, by model, size, seed, device and
+// numerics (precision, kernel, calibration, scaling, layout): the
+// single-stream and offline variants of one precision run the same accuracy
+// pass, paid once.
+class PredictionCache {
+ public:
+  static PredictionCache& Get() {
+    static PredictionCache cache;
+    return cache;
+  }
+  torch::Tensor Find(const std::string& key, const std::function<torch::Tensor()>& make) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+    }
+    torch::Tensor t = make();
+    std::lock_guard<std::mutex> lock(mu_);
+    return cache_.emplace(key, t).first->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, torch::Tensor> cache_;
+};
+
+// --quick bounds a repetition by time rather than by the test set or the
+// query count (RunSettings::budget_s bounds how many): an offline pass of at
+// most the whole batches that fit this long at the measured rate, a
+// single-stream repetition of at most the queries that fit 1 s (at least 64,
+// for a p90; its p99 then says unavailable). Only slow variants (an emulated
+// precision) are cut; the attribute `quick_bound` says what was.
+constexpr double kQuickRepetitionS = 0.25, kQuickSingleStreamS = 1.0;
+constexpr int64_t kQuickMinQueries = 64;
 
 struct QuantModelInfo {
   std::string name, description;
@@ -154,13 +190,21 @@ class QuantWorkload : public Workload {
     if (device.is_cuda()) model_->To(device);
     Prepare(device, miscalibrate);
     if (std::string why = MeasuredProjection(ctx.settings); !why.empty()) return Status::Skipped(why);
-    const auto reference = Fp32Predictions(*trained, device), predictions = model_->Predictions(mode_);
+    const std::string model_key = fmt::format("{}/{}/{}/{}", info_.name, size, ctx.settings.seed, device.str());
+    const std::string numerics =
+        fmt::format("{}/{}/{}/{}/{}", precision_, kernel_, miscalibrate, fp8_scaling_, nn_layout_);
+    const auto reference =
+        PredictionCache::Get().Find(model_key + "/fp32", [&] { return Fp32Predictions(*trained, device); });
+    const auto predictions =
+        PredictionCache::Get().Find(model_key + "/" + numerics, [&] { return model_->Predictions(mode_); });
     const auto& labels = model_->data().test_y;
     fp32_accuracy_ = reference.eq(labels).to(torch::kFloat64).mean().item<double>();
     accuracy_ = predictions.eq(labels).to(torch::kFloat64).mean().item<double>();
     disagreements_ = predictions.ne(reference).sum().item<int64_t>();
     held_out_ = labels.size(0);
     test_ = model_->data().test_x.to(model_->device());
+    offline_samples_ = test_.size(0);
+    if (ctx.settings.quick) BoundQuickRepetition();
     for (int64_t i = 0; i < std::min<int64_t>(queries_, test_.size(0)); ++i) singles_.push_back(test_.slice(0, i, i + 1));
     return PrepareScenario(ctx.params, device);
   }
@@ -192,11 +236,11 @@ class QuantWorkload : public Workload {
       rec.Add("throughput", static_cast<double>(queries_) / wall);
     } else {
       const auto start = Clock::now();
-      for (int64_t i = 0; i < test.size(0); i += batch_)
-        Forward(test.slice(0, i, std::min(i + batch_, test.size(0)))).argmax(1);
+      for (int64_t i = 0; i < offline_samples_; i += batch_)
+        Forward(test.slice(0, i, std::min(i + batch_, offline_samples_))).argmax(1);
       common::SynchronizeDevice(model_->device());
       rec.SetStepSeconds(std::chrono::duration<double>(Clock::now() - start).count());
-      rec.SetItemsProcessed(static_cast<double>(test.size(0)));
+      rec.SetItemsProcessed(static_cast<double>(offline_samples_));
     }
     rec.Add("accuracy", accuracy_);
     rec.Add("accuracy_ratio", accuracy_ / fp32_accuracy_);
@@ -227,6 +271,7 @@ class QuantWorkload : public Workload {
                                : "TN: weight [N,K] contiguous, passed to the GEMM as its transposed view";
     if (!fp8_scaling_.empty()) a["fp8_scaling"] = fp8_scaling_ + " (weights per output channel)";
     a["accuracy_tiers"] = AccuracyTiers();
+    if (!quick_bound_.empty()) a["quick_bound"] = quick_bound_;
     if (scenario_ == "offline") a["offline_batch"] = batch_note_;
     else a["graphs"] = graphs_note_;
     return a;
@@ -374,9 +419,11 @@ class QuantWorkload : public Workload {
 
   // "" when the accuracy pass, warm-up and the fewest timed steps fit the
   // budget at this variant's measured speed; else why not, with the figures.
-  std::string MeasuredProjection(const RunSettings& s) const {
+  std::string MeasuredProjection(const RunSettings& s) {
     const auto x = model_->data().test_x.to(model_->device());
     const double single = TimeQuery(x, 1), per_image = TimeQuery(x, 4) / static_cast<double>(std::min<int64_t>(4, x.size(0)));
+    single_s_ = single;
+    per_image_s_ = per_image;
     const double n = static_cast<double>(x.size(0));
     const double step = scenario_ == "single_stream" ? static_cast<double>(queries_) * single : n * per_image;
     const double steps = s.warmup_steps + RunSettings::kMinRepetitions;
@@ -386,6 +433,26 @@ class QuantWorkload : public Workload {
                        "(measured: {:.3g} s per sample in a batch of 4, {:.3g} s per single query) exceeds the {:g} s "
                        "budget per variant",
                        projected, n, steps, step, per_image, single, s.timeout_s);
+  }
+
+  // kQuickRepetitionS: fewer offline samples or single-stream queries for
+  // a variant too slow for it, at the rates MeasuredProjection measured.
+  void BoundQuickRepetition() {
+    const int64_t n = test_.size(0);
+    if (scenario_ == "offline" && per_image_s_ * static_cast<double>(n) > kQuickRepetitionS) {
+      const auto batches = static_cast<int64_t>(kQuickRepetitionS / (per_image_s_ * static_cast<double>(batch_)));
+      offline_samples_ = std::min(n, std::max<int64_t>(1, batches) * batch_);
+      quick_bound_ = fmt::format("--quick: {} of the {} test samples a repetition ({:.3g} s a sample measured; "
+                                 "a repetition bounded to about {:g} s)",
+                                 offline_samples_, n, per_image_s_, kQuickRepetitionS);
+    } else if (scenario_ == "single_stream" && single_s_ * static_cast<double>(queries_) > kQuickSingleStreamS) {
+      const auto fit = static_cast<int64_t>(kQuickSingleStreamS / single_s_);
+      const int64_t before = queries_;
+      queries_ = std::min(queries_, std::max(kQuickMinQueries, fit));
+      quick_bound_ = fmt::format("--quick: {} of {} queries a repetition ({:.3g} s a query measured; a repetition "
+                                 "bounded to about {:g} s)",
+                                 queries_, before, single_s_, kQuickSingleStreamS);
+    }
   }
 
   // The server scenario: a search for the highest rate within the bound,
@@ -411,6 +478,9 @@ class QuantWorkload : public Workload {
   torch::Tensor test_;
   double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;
   int64_t queries_ = 700;
+  int64_t offline_samples_ = 0;          // samples an offline repetition runs (the test set unless --quick bounds it)
+  double single_s_ = 0, per_image_s_ = 0;  // MeasuredProjection's figures
+  std::string quick_bound_;
   std::unique_ptr<QuantNet> model_;
   std::vector<torch::Tensor> singles_;
 };

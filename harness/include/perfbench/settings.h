@@ -37,6 +37,13 @@ struct RunSettings {
   // its budget runs fewer repetitions, but never fewer than this; below it
   // the variant is skipped with the step time as the reason.
   static constexpr int kMinRepetitions = 5;
+  // --quick bounds each variant by time, not by a step count: its warm-up
+  // and timed steps get a soft budget per process (budget_s). A variant whose
+  // warm-up step says they do not fit (an emulated precision, a slow
+  // kernel) warms up no further and runs as many repetitions as fit, never
+  // fewer than kQuickMinRepetitions; its reason says so.
+  static constexpr double kQuickBudgetS = 1.5;
+  static constexpr int kQuickMinRepetitions = 2;
 
   int warmup_steps = kWarmupSteps;  ///< Steps run and discarded before timing, per variant.
   int repetitions = kRepetitions;   ///< Timed steps recorded per variant (samples), per process.
@@ -45,6 +52,7 @@ struct RunSettings {
   /// ran in, so every default run carries a between-process estimate.
   static constexpr int kDefaultProcesses = 3;
   double timeout_s = kTimeoutS;     ///< Wall-clock budget per variant (set-up, warm-up, steps).
+  double budget_s = 0;              ///< Soft budget per variant and process for its steps; 0: none (--quick: kQuickBudgetS).
   uint64_t seed = kSeed;            ///< Seeds model init and data; stored with the run.
   bool quick = false;               ///< Small problem sizes (CI, smoke runs).
   // The control (suite `control`, hidden): a pinned GEMM and copy measured

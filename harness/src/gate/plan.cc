@@ -34,7 +34,7 @@ std::vector<MetricSpread> Spreads(const RunData& b, const Policy& policy) {
   std::map<std::string, ResultRecord> pooled;
   for (const auto& r : b.results) {
     const Threshold t = policy.For(r);
-    if (r.suite == "control" || r.status != ResultStatus::kOk || r.samples.empty() || t.informational || t.absolute)
+    if (AroundRun(r.suite) || r.status != ResultStatus::kOk || r.samples.empty() || t.informational || t.absolute)
       continue;
     if (std::any_of(r.samples.begin(), r.samples.end(), [](double x) { return !(x > 0); })) continue;
     auto [it, fresh] = pooled.emplace(ResultKey(r), r);

@@ -84,7 +84,7 @@ size_t AfterLastChange(const std::vector<Candidate>& runs, const Policy& policy)
   for (size_t i = 0; i < runs.size(); ++i)
     for (const auto& r : runs[i].results) {
       const Threshold t = policy.For(r);
-      if (r.suite == "control" || r.status != ResultStatus::kOk || r.samples.empty() || t.informational || t.absolute)
+      if (AroundRun(r.suite) || r.status != ResultStatus::kOk || r.samples.empty() || t.informational || t.absolute)
         continue;
       series[ResultKey(r)].push_back(stats::Median(r.samples));
       at[ResultKey(r)].push_back(i);

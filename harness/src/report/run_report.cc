@@ -256,6 +256,7 @@ void PrintResultsTable(const std::vector<ResultRecord>& results, std::ostream& o
   TextTable t(head);
   std::string last_variant;
   for (const auto& r : results) {
+    if (r.suite == kHarnessSuite) continue;  // the run's own time: PhaseSummary, history --suite harness
     const std::string key = r.suite + "/" + r.workload + " " + r.params.Encode();
     const bool first_row = key != last_variant;
     last_variant = key;

@@ -58,6 +58,13 @@ struct BaselineRecord {
   std::string created_at;
 };
 
+// Suites measured around a run rather than selected by it: the control
+// (RunSettings::control) and the harness's own time (run_cost.h).
+inline constexpr const char* kControlSuite = "control";
+inline constexpr const char* kHarnessSuite = "harness";
+// True for either: never a suite to select, run again or diagnose.
+inline bool AroundRun(const std::string& suite) { return suite == kControlSuite || suite == kHarnessSuite; }
+
 struct ResultRecord {
   std::string suite, workload;
   Params params;
