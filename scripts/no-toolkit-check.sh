@@ -3,10 +3,10 @@
 # in a private mount namespace every /usr/local/cuda* folder is covered by an
 # empty one and every CUDA tool on PATH by an empty file, CUDA_HOME, CUDA_PATH
 # and the cuda folders on PATH are cleared, and nvcc is asserted absent; then
-# scripts/setup.sh builds into its own folder (the binary and the benches;
-# the tests, which compile the same sources, are the main build's:
-# PERFBENCH_CMAKE_ARGS=-DPERFBENCH_BUILD_TESTS=OFF) and `run --quick --suite
-# selftest` must pass. Needs root (or unprivileged user namespaces) for
+# scripts/setup.sh builds the binary into its own folder (the tests and
+# benches, which compile the same sources, are the main build's:
+# PERFBENCH_CMAKE_ARGS=-DPERFBENCH_BUILD_TESTS=OFF, PERFBENCH_BUILD_TARGET=
+# perfbench) and `run --quick --suite selftest` must pass. Needs root (or unprivileged user namespaces) for
 # `unshare -m`; where the namespace cannot be made it fails, it never skips.
 #
 #   BUILD_DIR  build folder for the toolkit-less set-up (default: build-notoolkit)
@@ -45,7 +45,8 @@ fi
 say "toolkit hidden (nvcc absent); set-up into $BUILD_DIR"
 start=$(date +%s)
 rm -rf "$BUILD_DIR"
-PERFBENCH_CMAKE_ARGS="${PERFBENCH_CMAKE_ARGS:--DPERFBENCH_BUILD_TESTS=OFF}" scripts/setup.sh
+PERFBENCH_CMAKE_ARGS="${PERFBENCH_CMAKE_ARGS:--DPERFBENCH_BUILD_TESTS=OFF}" \
+  PERFBENCH_BUILD_TARGET="${PERFBENCH_BUILD_TARGET:-perfbench}" scripts/setup.sh
 say "set-up took $(( $(date +%s) - start )) s"
 db="$(mktemp -d)/no-toolkit.db"
 # selftest/fake/mode:throw fails on purpose (exit 4); every other variant must

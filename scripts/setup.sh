@@ -6,6 +6,7 @@
 #   PERFBENCH_TORCH  pinned torch version (default below; the wheel is CUDA-enabled)
 #   BUILD_DIR        build directory (default: build)
 #   PERFBENCH_CMAKE_ARGS  extra arguments to the first configure (e.g. -DPERFBENCH_BUILD_TESTS=OFF)
+#   PERFBENCH_BUILD_TARGET  build only this target (e.g. perfbench; default: everything)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -69,6 +70,6 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ] || { [ ! -f "$BUILD_DIR/Makefile" ] && [
   # shellcheck disable=SC2086  # word splitting of the extra arguments is meant
   cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" ${PERFBENCH_CMAKE_ARGS:-} >/dev/null
 fi
-say "building with $JOBS jobs"
-cmake --build "$BUILD_DIR" -j"$JOBS"
+say "building ${PERFBENCH_BUILD_TARGET:-everything} with $JOBS jobs"
+cmake --build "$BUILD_DIR" -j"$JOBS" ${PERFBENCH_BUILD_TARGET:+--target "$PERFBENCH_BUILD_TARGET"}
 say "done: $BUILD_DIR/perfbench"
