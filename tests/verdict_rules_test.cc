@@ -150,6 +150,30 @@ TEST(VerdictRules, InformationalMetricsAreReportedNotJudged) {
   EXPECT_EQ(c.verdict, Overall::kPass);
 }
 
+// The harness's own time (run_cost.h): one sample per process, so fewer
+// than a verdict needs, and on one side only against an older run. Never
+// judged, never undecided, whatever a policy file matches.
+TEST(VerdictRules, TheHarnesssOwnTimeIsInformationWithItsFewSamples) {
+  const auto code = Rec(ResultStatus::kOk, {1, 1, 1, 1, 1});
+  auto time = Rec(ResultStatus::kOk, {10, 11, 12});
+  time.suite = "harness";
+  time.workload = "time";
+  time.metric = "wall_time";
+  time.higher_is_better = false;
+  auto slower = time;
+  slower.samples = {20, 21, 22};
+  Policy judged = Policy::Default();
+  judged.overrides.push_back({"*", {false, 0.05}});
+  for (const Policy& policy : {Policy::Default(), judged}) {
+    const Comparison c = Compare(Side({code, time}), Side({code, slower}), policy, false, Quiet(Side({code})));
+    EXPECT_EQ(c.verdict, Overall::kPass);
+    const Comparison older = Compare(Side({code, time}), Side({code}), policy, false, Quiet(Side({code})));
+    EXPECT_EQ(older.verdict, Overall::kPass);
+    for (const auto& m : c.metrics)
+      if (m.suite == "harness") EXPECT_EQ(m.verdict, Verdict::kInfo) << m.reason;
+  }
+}
+
 ResultRecord Control(std::vector<double> samples) {
   auto r = Rec(ResultStatus::kOk, std::move(samples));
   r.suite = "control";

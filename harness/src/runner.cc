@@ -259,8 +259,9 @@ void GroupRun::SetUp(Live& v) {
     if (backend_.Memory(s_.device, &after, &peak)) v.owned_bytes += after - before;
     return set_up;
   });
-  v.spent_s += now_() - t0;
-  phases_->setup_s += now_() - t0;
+  const double setup_s = now_() - t0;
+  v.spent_s += setup_s;
+  phases_->setup_s += setup_s;
   if (st.skipped()) return Skip(v, st.message());
   if (!st.ok()) return Fail(v, st.message());
   v.active = true;
@@ -476,7 +477,7 @@ void GroupRun::Project(Live& v, int warmups_left) {
   const double left_s = s_.timeout_s - v.spent_s - reserve_s;
   // In double: a sub-microsecond step over a long budget overflows an int.
   const double fits_d = std::floor(left_s / step_s) - warmups_left;
-  if (fits_d >= v.target) return FitQuickBudget(v, step_s, warmups_left);
+  if (fits_d >= v.target) return FitQuickBudget(v, step_s, warmups_left);  // only ever lowers the counts
   const int fits = static_cast<int>(std::max(fits_d, -1.0));
   const std::string budget = fmt::format("the {:g} s budget per variant", s_.timeout_s);
   if (fits < RunSettings::kMinRepetitions)
@@ -484,6 +485,7 @@ void GroupRun::Project(Live& v, int warmups_left) {
                                v.target, budget, RunSettings::kMinRepetitions));
   v.outcome.reason = fmt::format("{} of {} repetitions: {} and {}", fits, s_.repetitions, SlowText(v, step_s), budget);
   v.target = fits;
+  FitQuickBudget(v, step_s, warmups_left);
 }
 
 // RunSettings::budget_s (--quick): a variant whose steps do not fit its
@@ -499,9 +501,10 @@ void GroupRun::FitQuickBudget(Live& v, double step_s, int warmups_left) {
   const int reps = std::max(std::min(RunSettings::kQuickMinRepetitions, v.target), fits);
   const int warmed = static_cast<int>(v.warmup_step_s.size());
   if (reps == v.target && warmups_left == 0) return;
-  v.outcome.reason = fmt::format("{} of {} repetitions and {} of {} warm-up steps: {} and the quick budget of {:g} s "
-                                 "per variant",
-                                 reps, v.target, warmed, v.warmups, SlowText(v, step_s), s_.budget_s);
+  const std::string why = fmt::format("{} of {} repetitions and {} of {} warm-up steps: {} and the quick budget of "
+                                      "{:g} s per variant",
+                                      reps, v.target, warmed, v.warmups, SlowText(v, step_s), s_.budget_s);
+  v.outcome.reason = v.outcome.reason.empty() ? why : v.outcome.reason + "; then " + why;
   v.warmups = warmed;
   v.target = reps;
 }

@@ -337,6 +337,12 @@ bool JudgePresence(MetricVerdict& m, const ResultRecord* ra, const ResultRecord*
   } else {
     return false;
   }
+  // An informational metric (e.g. the harness's own time, one sample per
+  // process) that is missing or too short is reported, never undecided.
+  if (m.informational && (m.verdict == Verdict::kInconclusive || m.verdict == Verdict::kMissing)) {
+    m.verdict = Verdict::kInfo;
+    m.reason += " (informational: not judged)";
+  }
   return true;
 }
 
