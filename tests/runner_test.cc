@@ -279,11 +279,11 @@ TEST(Runner, AVariantThatCannotFitItsRepetitionsRunsFewerAndItsSiblingAll) {
 TEST(Runner, TheQuickBudgetCutsASlowVariantsWarmUpAndRepetitionsAndSaysSo) {
   Script s;
   s.fast_s = 0.001;
-  s.slow_s = 0.4;
+  s.slow_s = 0.6;
   auto w = Make(&s, {"ref", "slow"});
   FakeBackend backend;
   RunSettings settings = Settings(2, 7);
-  settings.budget_s = 1.5;  // slow: its first warm-up leaves 1.1 s, two 0.4 s steps
+  settings.budget_s = 1.5;  // slow: its first warm-up leaves 0.9 s, no room for a second and two steps
   Runner runner(settings, backend, ClockOf(&s));
   auto out = runner.RunGroup(Group(w));
   EXPECT_EQ(out[0].status, ResultStatus::kOk);
@@ -293,10 +293,25 @@ TEST(Runner, TheQuickBudgetCutsASlowVariantsWarmUpAndRepetitionsAndSaysSo) {
   EXPECT_EQ(out[1].samples.at("step_time").size(), 2u);
   // One warm-up step, then the two timed ones (step_index counts every step).
   EXPECT_EQ(out[1].samples.at("step_index"), (std::vector<double>{2, 3}));
-  EXPECT_NE(out[1].reason.find("2 of 7 repetitions and 1 of 2 warm-up steps: v:slow step 0.4 s and the quick "
+  EXPECT_NE(out[1].reason.find("2 of 7 repetitions and 1 of 2 warm-up steps: v:slow step 0.6 s and the quick "
                                "budget of 1.5 s per variant"),
             std::string::npos)
       << out[1].reason;
+}
+
+TEST(Runner, TheQuickBudgetWaitsForTheSecondWarmUpWhereThereIsRoomForIt) {
+  Script s;
+  s.fast_s = 0.001;
+  s.slow_s = 0.4;  // the first warm-up leaves 1.1 s: room for a second (the first may carry one-time costs)
+  auto w = Make(&s, {"ref", "slow"});
+  FakeBackend backend;
+  RunSettings settings = Settings(2, 7);
+  settings.budget_s = 1.5;
+  Runner runner(settings, backend, ClockOf(&s));
+  auto out = runner.RunGroup(Group(w));
+  ASSERT_EQ(out[1].status, ResultStatus::kOk) << out[1].reason;
+  EXPECT_EQ(out[1].samples.at("step_index"), (std::vector<double>{3, 4}));  // after both warm-ups
+  EXPECT_NE(out[1].reason.find("2 of 7 repetitions and 2 of 2 warm-up steps"), std::string::npos) << out[1].reason;
 }
 
 TEST(Runner, TheQuickBudgetNeverCutsBelowTwoRepetitions) {

@@ -491,11 +491,16 @@ void GroupRun::Project(Live& v, int warmups_left) {
 // RunSettings::budget_s (--quick): a variant whose steps do not fit its
 // soft budget warms up no further and runs the repetitions that fit, at
 // least kQuickMinRepetitions, saying so in its reason.
-void GroupRun::FitQuickBudget(Live& v, double step_s, int warmups_left) {
-  if (!(s_.budget_s > 0)) return;
+void GroupRun::FitQuickBudget(Live& v, double /*median_step_s*/, int warmups_left) {
+  if (!(s_.budget_s > 0) || v.warmup_step_s.empty()) return;
   double spent = 0;
   for (double x : v.warmup_step_s) spent += x;
   const double left_s = s_.budget_s - spent;
+  // The fastest warm-up step: the first carries one-time costs (kernel
+  // selection, JIT, cold caches). While more warm-up is planned and there is
+  // room for it, the decision waits for the next step.
+  const double step_s = *std::min_element(v.warmup_step_s.begin(), v.warmup_step_s.end());
+  if (warmups_left > 0 && 2 * step_s < left_s) return;
   if (step_s * (warmups_left + v.target) <= left_s) return;
   const int fits = static_cast<int>(std::clamp(std::floor(left_s / step_s), 0.0, static_cast<double>(v.target)));
   const int reps = std::max(std::min(RunSettings::kQuickMinRepetitions, v.target), fits);

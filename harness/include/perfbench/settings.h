@@ -39,7 +39,7 @@ struct RunSettings {
   static constexpr int kMinRepetitions = 5;
   // --quick bounds each variant by time, not by a step count: its warm-up
   // and timed steps get a soft budget per process (budget_s). A variant whose
-  // warm-up step says they do not fit (an emulated precision, a slow
+  // fastest warm-up step says they do not fit (an emulated precision, a slow
   // kernel) warms up no further and runs as many repetitions as fit, never
   // fewer than kQuickMinRepetitions; its reason says so.
   static constexpr double kQuickBudgetS = 1.5;
