@@ -199,7 +199,7 @@ class GroupRun {
   bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
   void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok);
   void Project(Live& v, int warmups_left);
-  void FitQuickBudget(Live& v, double step_s, int warmups_left);
+  void FitQuickBudget(Live& v, int warmups_left);
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
   // The group's variant whose compare_param is `value` (its reference_value
@@ -477,7 +477,7 @@ void GroupRun::Project(Live& v, int warmups_left) {
   const double left_s = s_.timeout_s - v.spent_s - reserve_s;
   // In double: a sub-microsecond step over a long budget overflows an int.
   const double fits_d = std::floor(left_s / step_s) - warmups_left;
-  if (fits_d >= v.target) return FitQuickBudget(v, step_s, warmups_left);  // only ever lowers the counts
+  if (fits_d >= v.target) return FitQuickBudget(v, warmups_left);  // only ever lowers the counts
   const int fits = static_cast<int>(std::max(fits_d, -1.0));
   const std::string budget = fmt::format("the {:g} s budget per variant", s_.timeout_s);
   if (fits < RunSettings::kMinRepetitions)
@@ -485,13 +485,13 @@ void GroupRun::Project(Live& v, int warmups_left) {
                                v.target, budget, RunSettings::kMinRepetitions));
   v.outcome.reason = fmt::format("{} of {} repetitions: {} and {}", fits, s_.repetitions, SlowText(v, step_s), budget);
   v.target = fits;
-  FitQuickBudget(v, step_s, warmups_left);
+  FitQuickBudget(v, warmups_left);
 }
 
 // RunSettings::budget_s (--quick): a variant whose steps do not fit its
 // soft budget warms up no further and runs the repetitions that fit, at
 // least kQuickMinRepetitions, saying so in its reason.
-void GroupRun::FitQuickBudget(Live& v, double /*median_step_s*/, int warmups_left) {
+void GroupRun::FitQuickBudget(Live& v, int warmups_left) {
   if (!(s_.budget_s > 0) || v.warmup_step_s.empty()) return;
   double spent = 0;
   for (double x : v.warmup_step_s) spent += x;
