@@ -219,9 +219,12 @@ class ModelWorkload : public Workload {
       if (calls_ < 1) return Status::Error("calls must be at least 1");
     } else if (scenario_ == "single_stream") {
       const double query = TimeCall(single_);
+      // Enough queries for every percentile it reports (662 for p99),
+      // however slow a query is on a loaded machine; more where they fit 10 s.
+      const auto least = static_cast<int64_t>(stats::MinimumQueriesFor(0.99));
       const int64_t most = ctx.settings.quick ? 700 : 2048;
       queries_ = p.Has("queries") ? p.GetInt("queries", 64)
-                                  : std::clamp<int64_t>(static_cast<int64_t>(10.0 / query), 64, most);
+                                  : std::clamp<int64_t>(static_cast<int64_t>(10.0 / query), least, most);
       if (queries_ < 1) return Status::Error("queries must be at least 1");
     } else {
       server_.latency_bound_s = std::stod(p.Get("latency_bound_ms", "100")) / 1000;
