@@ -7,6 +7,10 @@
   layering         a file under suites/<s>/ includes only perfbench/... public
                    headers, headers of its own folder, and suites/common/;
                    harness/src/ headers are private to the core.
+  CUDA sources     a file that tests PERFBENCH_WITH_CUDA is one that
+                   suites/CMakeLists.txt names in perfbench_cuda_sources()
+                   (the only files compiled with it: cmake/PerfbenchCuda.cmake),
+                   and every file named there exists.
 
 Exit 0 when clean, 1 with one line per finding. A heuristic C++ reader:
 comments and string literals are stripped before braces are counted.
@@ -108,6 +112,20 @@ def bad_includes(path, root):
     return findings
 
 
+def cuda_source_findings(root, sources):
+    """Files that test PERFBENCH_WITH_CUDA against those the build compiles with it."""
+    cmake = os.path.join(root, "suites", "CMakeLists.txt")
+    m = re.search(r"^\s*perfbench_cuda_sources\(([^)]*)\)", open(cmake, encoding="utf-8").read(), re.M)
+    named = {os.path.join("suites", f) for f in (m.group(1).split() if m else [])}
+    testing = {os.path.relpath(p, root) for p in sources
+               if re.search(r"^\s*#\s*if(def|\s+defined)?\s*\(?\s*PERFBENCH_WITH_CUDA\b",
+                            open(p, encoding="utf-8", errors="replace").read(), re.M)}
+    return ([f"{f}: tests PERFBENCH_WITH_CUDA but suites/CMakeLists.txt's perfbench_cuda_sources() does not name it"
+             for f in sorted(testing - named)] +
+            [f"suites/CMakeLists.txt: perfbench_cuda_sources() names {f}, which does not test PERFBENCH_WITH_CUDA"
+             for f in sorted(named - testing)])
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
@@ -115,15 +133,18 @@ def main():
     ap.add_argument("paths", nargs="*", default=["harness", "suites"])
     args = ap.parse_args()
     root = os.path.abspath(args.root)
-    findings = []
+    findings, sources = [], []
     for top in args.paths:
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for f in sorted(files):
                 if f.endswith(SOURCE_EXT):
                     p = os.path.join(dirpath, f)
+                    sources.append(p)
                     findings += [os.path.relpath(x, root) if x.startswith(root) else x
                                  for x in long_functions(p, args.max_lines)]
                     findings += bad_includes(p, root)
+    if "suites" in args.paths:
+        findings += cuda_source_findings(root, sources)
     for f in findings:
         print(f)
     return 1 if findings else 0

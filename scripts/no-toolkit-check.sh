@@ -6,7 +6,8 @@
 # scripts/setup.sh builds the binary into its own folder (the tests and
 # benches, which compile the same sources, are the main build's:
 # PERFBENCH_CMAKE_ARGS=-DPERFBENCH_BUILD_TESTS=OFF, PERFBENCH_BUILD_TARGET=
-# perfbench) and `run --quick --suite selftest` must pass. Needs root (or unprivileged user namespaces) for
+# perfbench; after the main build, all but the CUDA sources come from ccache:
+# docs/building.md) and `run --quick --suite selftest` must pass. Needs root (or unprivileged user namespaces) for
 # `unshare -m`; where the namespace cannot be made it fails, it never skips.
 #
 #   BUILD_DIR  build folder for the toolkit-less set-up (default: build-notoolkit)
