@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <set>
 
@@ -16,7 +18,9 @@
 #include "common/graph_replay.h"
 #include "offline_batch.h"
 #include "layer_net.h"
+#include "perfbench/posix_fs.h"
 #include "resnet_net.h"
+#include "weight_store.h"
 #include "registry.h"
 
 namespace perfbench::quant {
@@ -346,6 +350,37 @@ TEST(Quant, GraphReplayOnTheCpuSaysWhyQueriesStayEager) {
   const std::string why = g.Capture([](const torch::Tensor& x) { return x * 2; }, torch::ones({1, 4}));
   EXPECT_FALSE(why.empty());
   EXPECT_FALSE(g.captured());
+}
+
+// A later process loads what the first trained (weight_store.h): the same
+// weights, and the CPU generator where training left it; an entry that
+// cannot be read is trained again and replaced.
+TEST(Quant, TheWeightStoreGivesALaterProcessTheFirstOnesTrainingExactly) {
+  char tmpl[] = "/tmp/perfbench_weights_XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  SetWeightStoreDir(dir);
+  const auto x = Mlp().data().test_x.slice(0, 0, 64);
+  LayerNet first("mlp", "quick", 7);
+  const auto drawn_after_first = torch::rand({4});
+  LayerNet second("mlp", "quick", 7);
+  const auto drawn_after_second = torch::rand({4});
+  EXPECT_FALSE(first.weights_loaded());
+  EXPECT_TRUE(second.weights_loaded());
+  EXPECT_TRUE(torch::equal(first.Forward(x, Mode::kFp32), second.Forward(x, Mode::kFp32)));
+  EXPECT_TRUE(torch::equal(drawn_after_first, drawn_after_second)) << "the generator was not restored";
+  const std::string path = WeightStorePath(TrainedWeightsKey("mlp", "quick", 7), torch::kCPU);
+  ASSERT_FALSE(path.empty());
+  EXPECT_EQ(path.rfind(dir + "/", 0), 0u) << path;
+  EXPECT_TRUE(WeightStorePath(TrainedWeightsKey("mlp", "quick", 7), torch::Device(torch::kCUDA)).empty());
+  { std::ofstream(path, std::ios::trunc) << "not a tensor archive"; }
+  LayerNet third("mlp", "quick", 7);
+  EXPECT_FALSE(third.weights_loaded()) << "a corrupt entry was loaded";
+  EXPECT_TRUE(torch::equal(first.Forward(x, Mode::kFp32), third.Forward(x, Mode::kFp32)));
+  EXPECT_TRUE(LayerNet("mlp", "quick", 7).weights_loaded()) << "the corrupt entry was not replaced";
+  SetWeightStoreDir("");
+  EXPECT_FALSE(LayerNet("mlp", "quick", 7).weights_loaded()) << "the store is off";
+  posix::RemoveTree(dir);
 }
 
 }  // namespace

@@ -233,7 +233,7 @@ void ResolveDistributed(const po::variables_map& vm, RunSettings* s) {
 
 void AddDataDirOption(po::options_description& desc) {
   desc.add_options()("data-dir", po::value<std::string>()->value_name("DIR"),
-                     "dataset cache (default $PERFBENCH_DATA_DIR, else $XDG_CACHE_HOME/perfbench/data, "
+                     "datasets and trained weights (default $PERFBENCH_DATA_DIR, else $XDG_CACHE_HOME/perfbench/data, "
                      "else ~/.cache/perfbench/data)");
 }
 

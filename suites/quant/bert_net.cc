@@ -1,6 +1,8 @@
 #include "bert_net.h"
 
+
 #include "common/models.h"
+#include "weight_store.h"
 
 namespace perfbench::quant {
 namespace {
@@ -38,7 +40,8 @@ BertNet::BertNet(const std::string& size, uint64_t seed, const torch::Device& de
   module_forward_ = model.forward;
   module_->to(device);
   device_ = device;
-  FitClassifier(module_->parameters(), module_forward_, data_, s.steps, s.batch, 1e-3);
+  weights_loaded_ = FitClassifier(module_->parameters(), module_forward_, data_, s.steps, s.batch, 1e-3,
+                                  TrainedWeightsKey("bert", size, seed), module_->buffers());
   module_->eval();
   layers_ = s.config.layers;
   heads_ = s.config.heads;

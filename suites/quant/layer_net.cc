@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "weight_store.h"
 
 namespace perfbench::quant {
 namespace {
@@ -43,8 +44,9 @@ LayerNet::LayerNet(const std::string& name, const std::string& size, uint64_t se
     params.push_back(l.weight.set_requires_grad(true));
     params.push_back(l.bias.set_requires_grad(true));
   }
-  FitClassifier(params, [this](const torch::Tensor& xb) { return Float(xb, Mode::kFp32, nullptr); }, data_, s.steps,
-                s.batch, 2e-3);
+  weights_loaded_ = FitClassifier(
+      params, [this](const torch::Tensor& xb) { return Float(xb, Mode::kFp32, nullptr); }, data_, s.steps, s.batch,
+      2e-3, TrainedWeightsKey(name_, size, seed));
   for (auto& l : layers_) {
     l.weight = l.weight.detach();
     l.bias = l.bias.detach();

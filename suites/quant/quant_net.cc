@@ -6,6 +6,7 @@
 #include "layer_net.h"
 #include "resnet_net.h"
 #include "common/synthetic_images.h"
+#include "weight_store.h"
 
 namespace perfbench::quant {
 
@@ -53,9 +54,10 @@ double TrainingFlop(const std::string& name, const std::string& size) {
   return 0;
 }
 
-void FitClassifier(const std::vector<torch::Tensor>& params,
-                   const std::function<torch::Tensor(const torch::Tensor&)>& forward, const TaskData& data,
-                   int64_t steps, int64_t batch, double lr) {
+namespace {
+
+void Fit(const std::vector<torch::Tensor>& params, const std::function<torch::Tensor(const torch::Tensor&)>& forward,
+         const TaskData& data, int64_t steps, int64_t batch, double lr) {
   torch::optim::Adam opt(params, torch::optim::AdamOptions(lr));
   torch::AutoGradMode enable(true);
   const int64_t train = data.train_x.size(0);
@@ -68,6 +70,21 @@ void FitClassifier(const std::vector<torch::Tensor>& params,
     loss.backward();
     opt.step();
   }
+}
+
+}  // namespace
+
+bool FitClassifier(const std::vector<torch::Tensor>& params,
+                   const std::function<torch::Tensor(const torch::Tensor&)>& forward, const TaskData& data,
+                   int64_t steps, int64_t batch, double lr, const std::string& store_key,
+                   const std::vector<torch::Tensor>& buffers) {
+  std::vector<torch::Tensor> state = params;
+  state.insert(state.end(), buffers.begin(), buffers.end());
+  const std::string stored = store_key.empty() ? "" : WeightStorePath(store_key, params.front().device());
+  if (LoadTrainedWeights(stored, state)) return true;
+  Fit(params, forward, data, steps, batch, lr);
+  SaveTrainedWeights(stored, state);
+  return false;
 }
 
 std::pair<torch::Tensor, torch::Tensor> NoisyImages(uint64_t seed, int64_t n, int64_t image, double noise) {

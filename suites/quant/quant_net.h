@@ -77,6 +77,8 @@ class QuantNet {
   // labels.
   torch::Tensor Predictions(Mode mode) const;
   double Accuracy(Mode mode) const;
+  // Whether training was loaded from the weight store rather than run here.
+  bool weights_loaded() const { return weights_loaded_; }
 
  protected:
   // A floating input in the dtype the prepared form computes in, and logits
@@ -88,6 +90,7 @@ class QuantNet {
   TaskData data_;
   std::map<std::string, QParams> act_;
   torch::Device device_{torch::kCPU};
+  bool weights_loaded_ = false;
 };
 
 // The model `name` ("mlp" | "cnn" | "bert" | "resnet50") at `size` ("quick" |
@@ -102,10 +105,14 @@ double TrainingFlop(const std::string& name, const std::string& size);
 
 // Trains `params` with Adam for `steps` batches of `batch` taken in turn from
 // the training split (moved to the parameters' device), with cross-entropy
-// of `forward`'s logits.
-void FitClassifier(const std::vector<torch::Tensor>& params,
+// of `forward`'s logits. With a `store_key` (model/size/seed), a result the
+// weight store (weight_store.h) holds for it is loaded instead, and a fresh
+// one is stored: `params` and `buffers` (what training changes beside the
+// parameters: batch-norm statistics). Returns whether it loaded.
+bool FitClassifier(const std::vector<torch::Tensor>& params,
                    const std::function<torch::Tensor(const torch::Tensor&)>& forward, const TaskData& data,
-                   int64_t steps, int64_t batch, double lr);
+                   int64_t steps, int64_t batch, double lr, const std::string& store_key = "",
+                   const std::vector<torch::Tensor>& buffers = {});
 
 // `n` of the shared synthetic images (stripes and colours per class, 10
 // classes), image x image, normalised, plus N(0, noise^2) pixel noise so that

@@ -69,9 +69,11 @@
 #include "common/server_step.h"
 #include "offline_batch.h"
 #include "quant_net.h"
+#include "weight_store.h"
 #include "common/projection.h"
 #include "common/training.h"
 #include "perfbench/server_scenario.h"
+#include "perfbench/posix_fs.h"
 #include "perfbench/statistics.h"
 
 namespace perfbench::quant {
@@ -176,16 +178,8 @@ class QuantWorkload : public Workload {
     engine_ = SelectQEngine();
     const torch::Device device = ctx.settings.device == "cuda" ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
     if (Status st = ChooseKernel(ctx.params, device); !st.ok()) return st;
-    // Training happens once per process (bert and resnet50 on the run's
-    // device), in the first variant's set-up: skipped before it starts when
-    // it cannot fit that variant's budget.
-    if (!TrainedModels::Get().Has(info_.name, size, ctx.settings.seed, device)) {
-      if (std::string why = common::TimeProjection("training the model", TrainingFlop(info_.name, size),
-                                                   device, torch::kFloat, ctx.settings.timeout_s);
-          !why.empty())
-        return Status::Skipped(why);
-    }
-    auto trained = TrainedModels::Get().Model(info_.name, size, ctx.settings.seed, device);
+    std::shared_ptr<const QuantNet> trained;
+    if (Status st = Trained(ctx, size, device, trained); !st.ok()) return st;
     if (const std::string why = trained->Unsupported(mode_); !why.empty()) return Status::Error(why);
     model_ = trained->Clone();  // own packed weights and scales
     if (device.is_cuda()) model_->To(device);
@@ -276,6 +270,7 @@ class QuantWorkload : public Workload {
                                : "TN: weight [N,K] contiguous, passed to the GEMM as its transposed view";
     if (!fp8_scaling_.empty()) a["fp8_scaling"] = fp8_scaling_ + " (weights per output channel)";
     a["accuracy_tiers"] = AccuracyTiers();
+    a["training"] = training_note_;
     if (!quick_bound_.empty()) a["quick_bound"] = quick_bound_;
     if (scenario_ == "offline") a["offline_batch"] = batch_note_;
     else a["graphs"] = graphs_note_;
@@ -283,6 +278,27 @@ class QuantWorkload : public Workload {
   }
 
  private:
+  // Training happens once per process (bert and resnet50 on the run's
+  // device), in the first variant's set-up: skipped before it starts when
+  // it cannot fit that variant's budget. A later process loads what the
+  // first trained from the weight store in the run's data directory
+  // (weight_store.h).
+  Status Trained(const RunContext& ctx, const std::string& size, const torch::Device& device,
+                 std::shared_ptr<const QuantNet>& trained) {
+    SetWeightStoreDir(ctx.settings.data_dir.empty() ? "" : ctx.settings.data_dir + "/quant-weights");
+    const std::string stored = WeightStorePath(TrainedWeightsKey(info_.name, size, ctx.settings.seed), device);
+    if (!TrainedModels::Get().Has(info_.name, size, ctx.settings.seed, device) &&
+        (stored.empty() || !posix::Exists(stored))) {
+      if (std::string why = common::TimeProjection("training the model", TrainingFlop(info_.name, size),
+                                                   device, torch::kFloat, ctx.settings.timeout_s);
+          !why.empty())
+        return Status::Skipped(why);
+    }
+    trained = TrainedModels::Get().Model(info_.name, size, ctx.settings.seed, device);
+    training_note_ = trained->weights_loaded() ? "loaded from the weight store (" + stored + ")" : "trained here";
+    return Status::Ok();
+  }
+
   torch::Tensor Forward(const torch::Tensor& x) const { return model_->Forward(x, mode_); }
 
   // MLPerf's two accuracy targets (99% and 99.9% of the reference's), and
@@ -463,7 +479,7 @@ class QuantWorkload : public Workload {
   const QuantModelInfo& info_;
   server::SearchLimits server_;
   std::string server_note_;
-  std::string precision_, scenario_, engine_, kernel_, p90_note_, p99_note_;
+  std::string precision_, scenario_, engine_, kernel_, p90_note_, p99_note_, training_note_;
   Mode mode_ = Mode::kFp32;
   LowpFormat format_ = LowpFormat::kInt8;
   std::string fp8_scaling_;
@@ -518,6 +534,7 @@ WorkloadInfo Info(const QuantModelInfo& model) {
   info.suite = "quant";
   info.name = model.name;
   info.description = model.description;
+  info.needs = {"data"};  // the weight store lives in the data directory
   info.metrics = {{"step_time", "s", Better::kLower},       {"latency_p50", "s", Better::kLower},
                   {"latency_p90", "s", Better::kLower},     {"latency_p99", "s", Better::kLower},
                   {"throughput", "samples/s", Better::kHigher}, {"accuracy", "1", Better::kHigher},

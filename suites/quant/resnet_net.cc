@@ -1,6 +1,8 @@
 #include "resnet_net.h"
 
+
 #include "common/models.h"
+#include "weight_store.h"
 
 namespace perfbench::quant {
 namespace {
@@ -41,7 +43,8 @@ ResNetNet::ResNetNet(const std::string& size, uint64_t seed, const torch::Device
   module_forward_ = model.forward;
   module_->to(device);
   device_ = device;
-  FitClassifier(module_->parameters(), module_forward_, data_, s.steps, s.batch, 1e-3);
+  weights_loaded_ = FitClassifier(module_->parameters(), module_forward_, data_, s.steps, s.batch, 1e-3,
+                                  TrainedWeightsKey("resnet50", size, seed), module_->buffers());
   module_->eval();
   torch::NoGradGuard no_grad;
   Fold(*module_);
