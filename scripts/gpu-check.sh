@@ -48,7 +48,7 @@
 #     bert single-stream p50, fp8 / bf16 and int8 / bf16:   <= 1.5
 #   quant_bert_nn bert int8_dynamic offline in the old NN layout (120)
 #   quant_server  bert's server scenario, every precision, 300 queries a
-#                 rate, 5 repetitions, 1 process (300)
+#                 rate, 5 repetitions (2 in the CPU dry run), 1 process (300)
 #     a server_rate for every bert precision that ran
 #   gemm_8k       run --suite micro --filter 'gemm/n:[0-9]+/dtype:(bf16|fp8)/'
 #                 --param n=8192 (120)
@@ -174,6 +174,7 @@ if [ "$device" = cuda ]; then
   models_args=(--suite amp --filter "^amp/($models)/")
   anchor_batch=256 anchor_image=224 anchor_warmup=15 anchor_steps=30
   gemm_n=8192 gemm_warmup=100 gemm_reps=50
+  server_reps=5
   quant_size=()
   quant_quick_args=()
 else
@@ -184,6 +185,8 @@ else
   models_args=(--suite amp --quick --filter "^amp/($models)/")
   anchor_batch=8 anchor_image=32 anchor_warmup=1 anchor_steps=2
   gemm_n=256 gemm_warmup=1 gemm_reps=5
+  # The dry run checks the server step's path, not its spread: 2 searches.
+  server_reps=2
   quant_size=(--quick)
   # bert at quick size is the quant_bert step's: not twice on 2 cores.
   quant_quick_args=(--filter '^quant/(?!bert/)')
@@ -332,7 +335,7 @@ if [ "$built" = 1 ] && [ -x "$pb" ]; then
   run_step quant_bert_nn 120 --suite quant --filter '^quant/bert/scenario:offline/precision:int8_dynamic/' \
     --param layout=NN --processes 1 "${quant_size[@]}"
   run_step quant_server 300 --suite quant --filter '^quant/bert/' --param scenario=server \
-    --param server_queries=300 --repetitions 5 --warmup 1 --processes 1 "${quant_size[@]}"
+    --param server_queries=300 --repetitions "$server_reps" --warmup 1 --processes 1 "${quant_size[@]}"
   run_step gemm_8k 120 --suite micro --filter 'gemm/n:[0-9]+/dtype:(bf16|fp8)/' --param n="$gemm_n" --processes 1
   if [ -n "$torch_py" ]; then
     if "$torch_py" -c 'import torchvision' 2>/dev/null; then
