@@ -10,7 +10,7 @@
   CUDA sources     a file that tests PERFBENCH_WITH_CUDA is one that
                    suites/CMakeLists.txt names in perfbench_cuda_sources()
                    (the only files compiled with it: cmake/PerfbenchCuda.cmake),
-                   and every file named there exists.
+                   and every file named there tests it.
 
 Exit 0 when clean, 1 with one line per finding. A heuristic C++ reader:
 comments and string literals are stripped before braces are counted.

@@ -33,9 +33,9 @@ def fail(msg):
 
 # Inductor verifies each vector ISA of this CPU by compiling a probe and
 # importing torch in a fresh Python to load it: about 6 s of the 25 s an
-# AOTInductor export of an example model takes on the 2-core Xeon. Within one test run the machine and its
-# compiler stay the same and the package is the same (the best ISA the CPU
-# reports, which the probes would confirm), so exports skip the probes.
+# AOTInductor export of an example model takes on the 2-core Xeon. Within
+# one test run the machine and its compiler stay the same, and so does the
+# package (the best ISA the CPU reports, which the probes would confirm).
 os.environ["TORCHINDUCTOR_VEC_ISA_OK"] = "1"
 
 

@@ -56,11 +56,7 @@ def main():
     if len(found) < 5:
         sys.exit("FAIL: %d recipes in the README, 5 expected" % len(found))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PERFBENCH_")}
-    # Inductor verifies each vector ISA of this CPU by compiling a probe and
-    # importing torch in a fresh Python to load it: about 6 s of the 25 s an
-    # AOTInductor export of an example model takes on the 2-core Xeon. The machine and the compiler do not change
-    # within a test run; the exported package is the same (the ISA it picks
-    # is the best one the CPU reports, which is what the probes confirm).
+    # AOTInductor exports skip inductor's ISA probes, as in model_suite_test.py.
     env["TORCHINDUCTOR_VEC_ISA_OK"] = "1"
     for title, blocks in found:
         if not blocks:

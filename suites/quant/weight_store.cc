@@ -54,7 +54,9 @@ uint64_t ExecutableHash() {
 void RemoveOlderEntries(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string dir = path.substr(0, slash), name = path.substr(slash + 1);
-  const std::string prefix = name.substr(0, name.find("-torch") + 1);
+  const size_t key_end = name.find("-torch");
+  if (key_end == std::string::npos) return;  // not a name WeightStorePath made
+  const std::string prefix = name.substr(0, key_end + 1);
   DIR* d = opendir(dir.c_str());
   if (d == nullptr) return;
   std::vector<std::pair<int64_t, std::string>> others;  // (mtime, path), newest first below
@@ -79,17 +81,16 @@ void SetWeightStoreDir(const std::string& dir) {
   Dir() = dir;
 }
 
-std::string WeightStoreDir() {
-  std::lock_guard<std::mutex> lock(Mu());
-  return Dir();
-}
-
 std::string TrainedWeightsKey(const std::string& model, const std::string& size, uint64_t seed) {
   return fmt::format("{}-{}-seed{}", model, size, seed);
 }
 
 std::string WeightStorePath(const std::string& key, const torch::Device& device) {
-  const std::string dir = WeightStoreDir();
+  std::string dir;
+  {
+    std::lock_guard<std::mutex> lock(Mu());
+    dir = Dir();
+  }
   if (dir.empty() || !device.is_cpu() || ExecutableHash() == 0) return "";
   std::string name = fmt::format("{}-torch{}-{}-{:016x}.pt", key, TORCH_VERSION, at::get_cpu_capability(),
                                  ExecutableHash());

@@ -25,7 +25,6 @@ namespace perfbench::quant {
 // The folder entries go in ("" turns the store off: every process trains).
 // The quant workloads set it from the run's data directory.
 void SetWeightStoreDir(const std::string& dir);
-std::string WeightStoreDir();
 
 // The caller's part of a key: the model, its size and its seed.
 std::string TrainedWeightsKey(const std::string& model, const std::string& size, uint64_t seed);
