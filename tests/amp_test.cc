@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -287,6 +288,14 @@ TEST(Amp, Fp16LossScaleCalibrationFindsAFiniteScaleWithoutAnUpdate) {
   EXPECT_FALSE(torch::equal(before, t.Parameters()[0]));
   common::Trainer fp32(def.make(""), common::Precision::kFp32, torch::kCPU);
   EXPECT_EQ(fp32.CalibrateLossScale(batches), 1.0);
+  // Bounded by time (--quick): at least one batch, then no further once past the bound.
+  common::Trainer bounded(def.make(""), common::Precision::kFp16, torch::kCPU);
+  size_t calibrated = 0;
+  bounded.CalibrateLossScale(batches, /*max_seconds=*/0, &calibrated);
+  EXPECT_EQ(calibrated, 1u);
+  common::Trainer unbounded(def.make(""), common::Precision::kFp16, torch::kCPU);
+  unbounded.CalibrateLossScale(batches, std::numeric_limits<double>::infinity(), &calibrated);
+  EXPECT_EQ(calibrated, batches.size());
 }
 
 TEST(Amp, AutocastGuardRestoresTheThreadState) {

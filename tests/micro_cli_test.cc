@@ -398,6 +398,25 @@ TEST_F(Micro, QuantSkipsWhatTheDeviceCannotRunAndNamesItsChoices) {
   EXPECT_EQ(nn["attributes"].value("kernel", ""), "at::_int_mm");
   EXPECT_EQ(nn["attributes"].value("layout", "").rfind("NN", 0), 0u) << nn["attributes"];
   EXPECT_EQ(nn["attributes"].value("graphs", ""), "off");
+
+  // --quick bounds a slow precision by time: fp8 through the CPU's reference
+  // _scaled_mm (milliseconds a query; 700 take seconds) runs fewer queries,
+  // so its p99 is unavailable, over the first held-out samples, all said.
+  r = Run("run --suite quant --quick --filter 'mlp/scenario:single_stream/precision:fp8/' --repetitions 2 --warmup 1 "
+          "--processes 1 --no-control --format none");
+  ASSERT_EQ(r.code, 0) << r.err << Run("show latest").out;
+  res = Results();
+  const std::string slow = "quant/mlp/min_accuracy_ratio:0.99/precision:fp8/scenario:single_stream/size:quick ";
+  const auto& p50 = res.at(slow + "latency_p50");
+  ASSERT_EQ(p50["status"], "ok") << p50["reason"];
+  const std::string bound = p50["attributes"].value("quick_bound", "");
+  EXPECT_NE(bound.find("of 700 queries a repetition"), std::string::npos) << bound;
+  EXPECT_NE(bound.find("of the 2048 held-out samples"), std::string::npos) << bound;
+  EXPECT_NE(p50["reason"].get<std::string>().find(bound), std::string::npos) << "the reason column says so";
+  EXPECT_NE(p50["attributes"].value("latency_p99", "").find("unavailable"), std::string::npos) << p50["attributes"];
+  EXPECT_FALSE(res.count(slow + "latency_p99")) << "fewer than 662 queries give no p99";
+  EXPECT_NE(p50["attributes"].value("accuracy_tiers", "").find("512 held-out samples"), std::string::npos)
+      << p50["attributes"];
 }
 
 }  // namespace

@@ -560,6 +560,9 @@ void GroupRun::Finish(Live& v) {
     if (auto it = energy_notes_.find(&v); it != energy_notes_.end()) v.outcome.attributes["energy"] = it->second;
     v.outcome.attributes.insert(activity_.begin(), activity_.end());
     for (const auto& [flag, value] : backend_.MathModeInEffect()) v.outcome.attributes["math." + flag] = value;
+    if (auto it = v.outcome.attributes.find(kQuickBoundAttribute);
+        it != v.outcome.attributes.end() && v.outcome.status == ResultStatus::kOk)
+      v.outcome.reason = v.outcome.reason.empty() ? it->second : v.outcome.reason + "; " + it->second;
     return Status::Ok();
   });
   Guarded("tear-down", [&] {

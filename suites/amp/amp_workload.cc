@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -129,7 +130,12 @@ class AmpWorkload final : public Workload {
     flops_per_step_ = def_.FlopsPerStep(size, batch_size_);
     for (const auto& b : batches_) micro_.push_back(common::MicroBatches(b, accumulation_));
     first_loss_ = trainer_->Loss(batches_[0]);  // the same weights and batch for every precision
-    initial_loss_scale_ = trainer_->CalibrateLossScale(batches_);
+    // --quick: a slow (emulated) fp16 step calibrates on the batches that fit a third of the quick budget.
+    const double bound = ctx.settings.budget_s > 0 ? ctx.settings.budget_s / 3 : std::numeric_limits<double>::infinity();
+    initial_loss_scale_ = trainer_->CalibrateLossScale(batches_, bound, &calibrated_batches_);
+    if (precision_ == Precision::kFp16 && calibrated_batches_ < batches_.size())
+      quick_bound_ = fmt::format("--quick: the loss scale calibrated on {} of the {} batches (bounded to about {:g} s)",
+                                 calibrated_batches_, batches_.size(), bound);
     return Status::Ok();
   }
 
@@ -162,11 +168,12 @@ class AmpWorkload final : public Workload {
     if (accumulation_ > 1) a["micro_batch_size"] = std::to_string(batch_size_ / accumulation_);
     if (flops_per_step_ > 0) a["flops_per_step"] = fmt::format("{:.6g}", flops_per_step_);
     if (precision_ == Precision::kFp16 && trainer_) {
-      a["initial_loss_scale"] = fmt::format("{:g} (calibrated in set-up: halved from 2^16 until finite)",
-                                            initial_loss_scale_);
+      a["initial_loss_scale"] = fmt::format("{:g} (calibrated in set-up on {} of {} batches: halved from 2^16 until finite)",
+                                            initial_loss_scale_, calibrated_batches_, batches_.size());
       a["final_loss_scale"] = fmt::format("{:g}", trainer_->LossScale());
     }
     if (!parity_.empty()) a["loss_parity"] = parity_;
+    if (!quick_bound_.empty()) a[kQuickBoundAttribute] = quick_bound_;
     return a;
   }
 
@@ -185,6 +192,8 @@ class AmpWorkload final : public Workload {
   std::vector<std::vector<Batch>> micro_;  // batches_ split for gradient accumulation
   int64_t accumulation_ = 1;
   double initial_loss_scale_ = 1;
+  size_t calibrated_batches_ = 0;  // of batches_, for the loss scale (--quick may bound it)
+  std::string quick_bound_;        // what --quick bounded, for the attribute
   double first_loss_ = 0;  // batch 0's loss before any update
   std::string memory_format_;
   std::string parity_;     // the loss-parity verdict, for the attributes

@@ -6,6 +6,7 @@
 #include <ATen/core/dispatch/Dispatcher.h>
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -297,14 +298,18 @@ torch::Tensor Trainer::UnscaleGradients() {
   return found_inf;
 }
 
-double Trainer::CalibrateLossScale(const std::vector<Batch>& batches) {
+double Trainer::CalibrateLossScale(const std::vector<Batch>& batches, double max_seconds, size_t* calibrated) {
+  if (calibrated) *calibrated = 0;
   if (precision_ != Precision::kFp16) return 1.0;
+  const auto t0 = std::chrono::steady_clock::now();
   for (const auto& batch : batches) {
     for (int tries = 0; tries < 24; ++tries) {
       ForwardBackward(batch);
       if (UnscaleGradients().item<float>() == 0.0f) break;  // the step's own check
       scale_.mul_(0.5);
     }
+    if (calibrated) ++*calibrated;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > max_seconds) break;
   }
   optimizer_->zero_grad(/*set_to_none=*/true);
   return LossScale();

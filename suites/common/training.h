@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -189,8 +190,12 @@ class Trainer {
   // of each of `batches` is finite, with no update made (so that timed steps
   // are not a fresh scaler's skipped first steps, and the loss trajectory
   // stays paired step by step with fp32's). Returns the scale; 1 for other
-  // precisions.
-  double CalibrateLossScale(const std::vector<Batch>& batches);
+  // precisions. With `max_seconds` (--quick bounds a slow fp16 step's set-up
+  // by time) it stops after the batch that passes it, at least one;
+  // `calibrated` (if given) gets how many of `batches` it calibrated on.
+  double CalibrateLossScale(const std::vector<Batch>& batches,
+                            double max_seconds = std::numeric_limits<double>::infinity(),
+                            size_t* calibrated = nullptr);
 
  private:
   // The fp32 loss of `batch` under this precision's autocast.

@@ -20,12 +20,13 @@ Mode ParseMode(const std::string& precision) {
   throw std::invalid_argument("unknown precision '" + precision + "'");
 }
 
-torch::Tensor QuantNet::Predictions(Mode mode) const {
+torch::Tensor QuantNet::Predictions(Mode mode, int64_t limit) const {
   torch::InferenceMode guard;
   std::vector<torch::Tensor> parts;
   const auto& x = data_.test_x;
-  for (int64_t i = 0; i < x.size(0); i += 256) {
-    auto chunk = x.slice(0, i, std::min(i + 256, x.size(0)));
+  const int64_t n = limit < 0 ? x.size(0) : std::min(limit, x.size(0));
+  for (int64_t i = 0; i < n; i += 256) {
+    auto chunk = x.slice(0, i, std::min(i + 256, n));
     parts.push_back(Forward(chunk.to(device_), mode).argmax(1).to(torch::kCPU));
   }
   return torch::cat(parts);

@@ -75,7 +75,9 @@ class QuantNet {
   // Top-1 predictions [test samples] (on the CPU) for the held-out test
   // split, in chunks of 256 samples; Accuracy is their agreement with the
   // labels.
-  torch::Tensor Predictions(Mode mode) const;
+  // `limit` >= 0: the first `limit` held-out samples only (--quick bounds a
+  // slow precision's accuracy pass).
+  torch::Tensor Predictions(Mode mode, int64_t limit = -1) const;
   double Accuracy(Mode mode) const;
   // Whether training was loaded from the weight store rather than run here.
   bool weights_loaded() const { return weights_loaded_; }

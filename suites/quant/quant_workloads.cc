@@ -44,9 +44,11 @@
 //     for the strict one). model_bytes: int8 weights, fp32 biases, a scale
 //     and zero point per int8 tensor (packing overhead not counted).
 // Models are trained at suite start (seeded, once per process, a few seconds
-// at --quick), not cached on disk. Before its accuracy pass a variant times
-// its own forward (one query, a batch of four) and is skipped when the pass
-// plus its warm-up and fewest timed steps would not fit its budget (int8
+// at --quick) or loaded from the weight store a process of the same build
+// wrote (weight_store.h). Before its accuracy pass a variant times its own
+// forward (one query, a batch of four; once per process and precision) and
+// is skipped when the pass plus its warm-up and fewest timed steps would not
+// fit its budget (int8
 // through LibTorch's eager quantized:: kernels can be slower per image in a
 // large batch than fp32). Full-size resnet50 is skipped on the CPU (see
 // SkipReason).
@@ -109,30 +111,38 @@ class TrainedModels {
   std::map<std::string, std::shared_ptr<const QuantNet>> cache_;
 };
 
-// Held-out predictions of this process, by model, size, seed, device and
-// numerics (precision, kernel, calibration, scaling, layout): the
+// What this process computed once and later variants reuse, by key: the
+// held-out predictions by model, size, seed, device and numerics
+// (precision, kernel, calibration, scaling, layout, samples), so that the
 // single-stream and offline variants of one precision run the same accuracy
-// pass, paid once.
-class PredictionCache {
+// pass once; and a precision's measured query times (MeasuredProjection).
+template <typename T>
+class ProcessCache {
  public:
-  static PredictionCache& Get() {
-    static PredictionCache cache;
+  static ProcessCache& Get() {
+    static ProcessCache cache;
     return cache;
   }
-  torch::Tensor Find(const std::string& key, const std::function<torch::Tensor()>& make) {
+  T Find(const std::string& key, const std::function<T()>& make) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (auto it = cache_.find(key); it != cache_.end()) return it->second;
     }
-    torch::Tensor t = make();
+    T value = make();
     std::lock_guard<std::mutex> lock(mu_);
-    return cache_.emplace(key, t).first->second;
+    return cache_.emplace(key, value).first->second;
+  }
+  bool Has(const std::string& key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return cache_.count(key) > 0;
   }
 
  private:
   std::mutex mu_;
-  std::map<std::string, torch::Tensor> cache_;
+  std::map<std::string, T> cache_;
 };
+using PredictionCache = ProcessCache<torch::Tensor>;
+using SpeedCache = ProcessCache<double>;
 
 // --quick bounds an offline repetition by time rather than by the test set
 // (RunSettings::budget_s bounds how many repetitions): a pass over at most
@@ -140,9 +150,20 @@ class PredictionCache {
 // scaled to the whole test set (so that speedup against a variant that ran
 // it all still compares like with like; throughput is the samples it ran
 // over its time). Only slow variants (an emulated precision) are cut; the
-// attribute `quick_bound` says what was. A single-stream repetition keeps
-// its queries: fewer than LoadGen's 662 would drop its p99.
+// attribute `quick_bound` says what was.
 constexpr double kQuickRepetitionS = 0.25;
+// --quick bounds a slow variant's (an emulated precision's: fp8 through the
+// CPU's reference _scaled_mm is ~1000x slower than fp32 at 256^3 here) other
+// costs by time too, at its measured speed, and says so in `quick_bound`:
+// a single-stream repetition runs the queries that fit about
+// kQuickQueriesS, at least 64 (LoadGen's minimum for p90; below 662 its p99
+// is unavailable and the attribute latency_p99 says so), and the accuracy
+// pass runs over the first held-out samples that fit about kQuickAccuracyS,
+// at least kQuickAccuracyMin (accuracy_tiers names the count).
+constexpr double kQuickQueriesS = 0.5;
+constexpr int64_t kQuickQueriesMin = 64;
+constexpr double kQuickAccuracyS = 1.0;
+constexpr int64_t kQuickAccuracyMin = 512;
 
 struct QuantModelInfo {
   std::string name, description;
@@ -165,6 +186,7 @@ class QuantWorkload : public Workload {
     min_ratio_ = std::stod(ctx.params.Get("min_accuracy_ratio", "0.99"));
     queries_ = ctx.params.GetInt("queries", size == "quick" ? info_.quick_queries : 2048);
     if (queries_ < 1) return Status::Error("queries must be at least 1");
+    requested_queries_ = queries_;
     if (scenario_ != "single_stream" && scenario_ != "offline" && scenario_ != "server")
       return Status::Error("scenario '" + scenario_ + "': expected single_stream, offline or server");
     server_.latency_bound_s = std::stod(ctx.params.Get("latency_bound_ms", info_.server_bound_ms)) / 1000;
@@ -184,15 +206,17 @@ class QuantWorkload : public Workload {
     model_ = trained->Clone();  // own packed weights and scales
     if (device.is_cuda()) model_->To(device);
     Prepare(device, miscalibrate);
-    if (std::string why = MeasuredProjection(ctx.settings); !why.empty()) return Status::Skipped(why);
     const std::string model_key = fmt::format("{}/{}/{}/{}", info_.name, size, ctx.settings.seed, device.str());
     const std::string numerics =
         fmt::format("{}/{}/{}/{}/{}", precision_, kernel_, miscalibrate, fp8_scaling_, nn_layout_);
+    if (std::string why = MeasuredProjection(ctx.settings, model_key + "/" + numerics); !why.empty())
+      return Status::Skipped(why);
+    const int64_t m = accuracy_samples_;
     const auto reference =
-        PredictionCache::Get().Find(model_key + "/fp32", [&] { return Fp32Predictions(*trained, device); });
-    const auto predictions =
-        PredictionCache::Get().Find(model_key + "/" + numerics, [&] { return model_->Predictions(mode_); });
-    const auto& labels = model_->data().test_y;
+        PredictionCache::Get().Find(model_key + "/fp32", [&] { return Fp32Predictions(*trained, device); }).slice(0, 0, m);
+    const auto predictions = PredictionCache::Get().Find(model_key + "/" + numerics + "/" + std::to_string(m),
+                                                         [&] { return model_->Predictions(mode_, m); });
+    const auto labels = model_->data().test_y.slice(0, 0, m);
     fp32_accuracy_ = reference.eq(labels).to(torch::kFloat64).mean().item<double>();
     accuracy_ = predictions.eq(labels).to(torch::kFloat64).mean().item<double>();
     disagreements_ = predictions.ne(reference).sum().item<int64_t>();
@@ -271,7 +295,7 @@ class QuantWorkload : public Workload {
     if (!fp8_scaling_.empty()) a["fp8_scaling"] = fp8_scaling_ + " (weights per output channel)";
     a["accuracy_tiers"] = AccuracyTiers();
     a["training"] = training_note_;
-    if (!quick_bound_.empty()) a["quick_bound"] = quick_bound_;
+    if (!quick_notes_.empty()) a[kQuickBoundAttribute] = fmt::format("--quick: {}", fmt::join(quick_notes_, "; "));
     if (scenario_ == "offline") a["offline_batch"] = batch_note_;
     else a["graphs"] = graphs_note_;
     return a;
@@ -440,19 +464,62 @@ class QuantWorkload : public Workload {
 
   // "" when the accuracy pass, warm-up and the fewest timed steps fit the
   // budget at this variant's measured speed; else why not, with the figures.
-  std::string MeasuredProjection(const RunSettings& s) {
+  // The speeds are measured once per process and numerics (`key`); a batch
+  // of four takes at least one query's time, so a single query's time gives
+  // a lower bound that can skip a hopeless variant before the batch is timed.
+  // Under --quick the bounds (BoundQuick) are set at the same speeds.
+  std::string MeasuredProjection(const RunSettings& s, const std::string& key) {
     const auto x = model_->data().test_x.to(model_->device());
-    const double single = TimeQuery(x, 1), per_image = TimeQuery(x, 4) / static_cast<double>(std::min<int64_t>(4, x.size(0)));
-    per_image_s_ = per_image;
-    const double n = static_cast<double>(x.size(0));
-    const double step = scenario_ == "single_stream" ? static_cast<double>(queries_) * single : n * per_image;
+    const int64_t n = x.size(0);
+    const double four = static_cast<double>(std::min<int64_t>(4, n));
+    single_s_ = SpeedCache::Get().Find(key + "/single", [&] { return TimeQuery(x, 1); });
     const double steps = s.warmup_steps + RunSettings::kMinRepetitions;
-    const double projected = n * per_image + steps * step;
-    if (projected <= s.timeout_s) return "";
-    return fmt::format("projected {:.0f} s for the accuracy pass over {:.0f} test samples and {:g} steps of {:.3g} s "
-                       "(measured: {:.3g} s per sample in a batch of 4, {:.3g} s per single query) exceeds the {:g} s "
-                       "budget per variant",
-                       projected, n, steps, step, per_image, single, s.timeout_s);
+    const auto projected = [&](double per_image) {
+      if (s.quick) BoundQuick(per_image);
+      const double step = scenario_ == "single_stream" ? static_cast<double>(queries_) * single_s_
+                                                       : static_cast<double>(n) * per_image;
+      return static_cast<double>(accuracy_samples_) * per_image + steps * step;
+    };
+    accuracy_samples_ = n;
+    if (!SpeedCache::Get().Has(key + "/batch4")) {
+      if (const double at_least = projected(single_s_ / four); at_least > s.timeout_s)
+        return fmt::format("projected at least {:.0f} s for the accuracy pass over {} test samples and {:g} steps "
+                           "(measured: {:.3g} s per single query; a batch of four takes at least as long) exceeds "
+                           "the {:g} s budget per variant",
+                           at_least, accuracy_samples_, steps, single_s_, s.timeout_s);
+    }
+    per_image_s_ = SpeedCache::Get().Find(key + "/batch4", [&] { return TimeQuery(x, 4) / four; });
+    const double total = projected(per_image_s_);
+    if (total <= s.timeout_s) return "";
+    return fmt::format("projected {:.0f} s for the accuracy pass over {} test samples and {:g} steps (measured: "
+                       "{:.3g} s per sample in a batch of 4, {:.3g} s per single query) exceeds the {:g} s budget per "
+                       "variant",
+                       total, accuracy_samples_, steps, per_image_s_, single_s_, s.timeout_s);
+  }
+
+  // --quick (kQuickQueriesS, kQuickAccuracyS): the single-stream queries and
+  // the accuracy samples of a variant too slow for them, at `per_image` s
+  // a sample and single_s_ a query.
+  void BoundQuick(double per_image) {
+    const int64_t n = model_->data().test_x.size(0);
+    queries_ = requested_queries_;
+    accuracy_samples_ = n;
+    quick_notes_.clear();
+    if (per_image * static_cast<double>(n) > kQuickAccuracyS) {
+      const auto fit = static_cast<int64_t>(kQuickAccuracyS / per_image) / 256 * 256;
+      accuracy_samples_ = std::min(n, std::max(kQuickAccuracyMin, fit));
+      if (accuracy_samples_ < n)
+        quick_notes_.push_back(fmt::format("accuracy over the first {} of the {} held-out samples ({:.3g} s a sample "
+                                           "measured; the pass bounded to about {:g} s)",
+                                           accuracy_samples_, n, per_image, kQuickAccuracyS));
+    }
+    if (scenario_ == "single_stream" && static_cast<double>(queries_) * single_s_ > kQuickQueriesS) {
+      const auto fit = static_cast<int64_t>(kQuickQueriesS / single_s_);
+      queries_ = std::min(queries_, std::max(kQuickQueriesMin, fit));
+      quick_notes_.push_back(fmt::format("{} of {} queries a repetition ({:.3g} s a query measured; a repetition "
+                                         "bounded to about {:g} s)",
+                                         queries_, requested_queries_, single_s_, kQuickQueriesS));
+    }
   }
 
   // kQuickRepetitionS: fewer offline samples for a variant too slow for
@@ -463,9 +530,9 @@ class QuantWorkload : public Workload {
     const auto batches = static_cast<int64_t>(kQuickRepetitionS / (per_image_s_ * static_cast<double>(batch_)));
     offline_samples_ = std::min(n, std::max<int64_t>(1, batches) * batch_);
     if (offline_samples_ == n) return;
-    quick_bound_ = fmt::format("--quick: {} of the {} test samples a repetition, step_time scaled to all of them "
-                               "({:.3g} s a sample measured; a repetition bounded to about {:g} s)",
-                               offline_samples_, n, per_image_s_, kQuickRepetitionS);
+    quick_notes_.push_back(fmt::format("{} of the {} test samples a repetition, step_time scaled to all of them "
+                                       "({:.3g} s a sample measured; a repetition bounded to about {:g} s)",
+                                       offline_samples_, n, per_image_s_, kQuickRepetitionS));
   }
 
   // The server scenario: a search for the highest rate within the bound,
@@ -492,8 +559,10 @@ class QuantWorkload : public Workload {
   double min_ratio_ = 0.99, accuracy_ = 0, fp32_accuracy_ = 1;
   int64_t queries_ = 700;
   int64_t offline_samples_ = 0;          // samples an offline repetition runs (the test set unless --quick bounds it)
-  double per_image_s_ = 0;                  // MeasuredProjection's figure
-  std::string quick_bound_;
+  double per_image_s_ = 0, single_s_ = 0;  // MeasuredProjection's figures
+  int64_t requested_queries_ = 700;         // queries_ before BoundQuick
+  int64_t accuracy_samples_ = 0;            // held-out samples the accuracy pass runs (all unless --quick bounds it)
+  std::vector<std::string> quick_notes_;    // what --quick bounded, for the attribute
   std::unique_ptr<QuantNet> model_;
   std::vector<torch::Tensor> singles_;
 };

@@ -181,6 +181,12 @@ struct VerifyContext {
 //   SetUp; RunStep x warmup_steps (discarded); RunStep x repetitions
 //   (recorded); Verify; TearDown.
 // Exceptions thrown from any of them are caught and recorded as a failure.
+// An attribute a workload sets on a variant that --quick ran smaller than
+// asked, by time (fewer queries, samples or calibration batches for an
+// emulated precision): the runner also appends it to the reason of a result
+// that ran (ok), so the table shows it beside the runner's own quick-budget cuts.
+inline constexpr char kQuickBoundAttribute[] = "quick_bound";
+
 class Workload {
  public:
   virtual ~Workload() = default;
