@@ -42,7 +42,7 @@ struct RunSettings {
   // fastest warm-up step says they do not fit (an emulated precision, a slow
   // kernel) warms up no further and runs as many repetitions as fit, never
   // fewer than kQuickMinRepetitions; its reason says so.
-  static constexpr double kQuickBudgetS = 1.5;
+  static constexpr double kQuickBudgetS = 0.5;
   static constexpr int kQuickMinRepetitions = 2;
 
   int warmup_steps = kWarmupSteps;  ///< Steps run and discarded before timing, per variant.
