@@ -366,5 +366,35 @@ TEST(Paired, SignedRankOnPairLogRatios) {
   EXPECT_NEAR(c.metrics[0].p_value, 2.0 / 256, 1e-12);  // all 8 pairs one way: exact p
 }
 
+// The run-to-run floor of A's history (here a machine whose runs wander by
+// 10-20%) is what pairing cancels: it is reported, not raised into the
+// limit, so a paired 10% slowdown with 1-2% pair noise is a regression.
+TEST(Paired, TheRunToRunFloorIsReportedButDoesNotRaiseAPairedLimit) {
+  PairedData d;
+  const std::vector<double> drift = {1.0, 1.15, 0.88, 1.2, 0.85, 1.1, 0.95, 1.18, 0.9, 1.05};
+  const std::vector<double> pair_noise = {0.01, -0.015, 0.005, 0.02, -0.01, 0.0, 0.012, -0.008, 0.018, -0.004};
+  for (size_t i = 0; i < drift.size(); ++i) {
+    d.a_pairs.push_back({Tput(Around(100 * drift[i]))});
+    d.b_pairs.push_back({Tput(Around(100 * drift[i] * 0.9 * (1 + pair_noise[i])))});
+    d.a.results.push_back(d.a_pairs.back()[0]);
+    d.b.results.push_back(d.b_pairs.back()[0]);
+  }
+  History h;
+  std::vector<double> medians;  // A's earlier runs, one after another
+  for (double f : drift) medians.push_back(100 * f);
+  h.series[ResultKey(d.a.results[0])] = {medians};
+  const auto c = ComparePaired(d, Policy::Default(), h);
+  ASSERT_EQ(c.metrics.size(), 1u);
+  const auto& m = c.metrics[0];
+  EXPECT_EQ(m.verdict, Verdict::kRegression) << m.reason;
+  EXPECT_GT(m.noise_floor, 0.10) << "the unpaired floor is reported";
+  EXPECT_EQ(m.history_runs, drift.size());
+  EXPECT_DOUBLE_EQ(m.threshold, m.policy_threshold) << "and does not raise the paired limit";
+  EXPECT_NE(m.reason.find("does not raise it"), std::string::npos) << m.reason;
+  // The unpaired comparison of the same runs is limited by that floor.
+  const auto unpaired = Compare(d.a, d.b, Policy::Default(), false, h);
+  EXPECT_GT(unpaired.metrics[0].threshold, unpaired.metrics[0].policy_threshold) << unpaired.metrics[0].reason;
+}
+
 }  // namespace
 }  // namespace perfbench

@@ -35,9 +35,11 @@ constexpr const char* kUsage =
     "Both binaries default to this one. Each process is stored as a run labelled ab-a or ab-b.\n"
     "Every metric is judged on its N pair log ratios, so drift of the machine between pairs\n"
     "cancels: Wilcoxon signed-rank test (SciPy's wilcoxon), Hodges-Lehmann estimate and\n"
-    "interval of the ratio, Benjamini-Hochberg across metrics, verdicts at the policy's limits\n"
-    "raised by each metric's noise floor learned from A's runs (as compare and gate do), or\n"
-    "with --baseline label:NAME --last N from that rolling window (the syntax of gate).\n"
+    "interval of the ratio, Benjamini-Hochberg across metrics, verdicts at the policy's limits.\n"
+    "The pairs' own spread is in the test; the run-to-run noise floor learned from A's runs\n"
+    "(or with --baseline label:NAME --last N from that rolling window, the syntax of gate),\n"
+    "which limits compare and gate, is what pairing cancels: it is reported beside each\n"
+    "verdict as what an unpaired comparison could resolve here, not raised into the limit.\n"
     "With the default 10 pairs the smallest two-sided p is 2/1024 = 0.002.\n"
     "Exit 0 pass, 1 regression (B worse than A), 2 bad input, 3 inconclusive, 4 a process failed.";
 

@@ -104,6 +104,10 @@ std::string Amount(const MetricVerdict& m, double v) {
 // "±8.2% (noise floor for 5 vs 3 processes, from 6 earlier runs; policy 5%)"
 std::string LimitText(const MetricVerdict& m, double limit, double floor, bool scaled) {
   std::string t = "±" + Amount(m, limit);
+  if (m.pairs > 0 && m.history_runs > 0)
+    return t + fmt::format(" (policy; paired, so the run-to-run noise floor, {} from {} earlier runs, does not raise "
+                           "it: that is what an unpaired comparison could resolve here)",
+                           Amount(m, m.noise_floor), m.history_runs);
   if (floor > m.policy_threshold && limit == floor)
     t += fmt::format(" (noise floor{} from {} earlier runs; policy {})",
                      scaled ? fmt::format(" for {} vs {} processes,", m.processes_baseline, m.processes_candidate) : "",
@@ -366,6 +370,22 @@ void ApplyNoiseFloor(MetricVerdict& m, const History& h, const std::string& key)
   }
   m.threshold = std::max(m.threshold, m.floor_for_test);
   m.margin = std::max(m.policy_threshold, m.noise_floor);
+}
+
+// A paired verdict (ab, advise): its pairs cancel the machine's slow
+// periods, and the spread of the pairs' own ratios is in the signed-rank
+// test and the interval; the run-to-run floor learned from history measures
+// what pairing removes, so it is reported (noise_floor: what an unpaired
+// comparison could resolve here) but does not raise the limit.
+void ReportUnpairedFloor(MetricVerdict& m, const History& h, const std::string& key) {
+  auto it = h.series.find(key);
+  if (it == h.series.end() || m.absolute) return;
+  size_t runs = 0;
+  const double floor = NoiseFloor(it->second, &runs);
+  if (runs < kMinHistoryRuns) return;
+  m.history_runs = runs;
+  m.noise_floor = floor;
+  m.floor_for_test = 0;
 }
 
 bool AllPositive(const std::vector<double>& v) {
@@ -770,7 +790,7 @@ Comparison ComparePaired(const PairedData& d, const Policy& policy, const Histor
       } else {
         MeasurePairs(m, changes, policy.confidence);
         MeasureEquivalence(m, policy.alpha, [&](MetricVerdict& e, double conf) { MeasurePairs(e, changes, conf); });
-        ApplyNoiseFloor(m, history, k);
+        ReportUnpairedFloor(m, history, k);
         pending = !MarkInformational(m);
       }
     }

@@ -36,7 +36,12 @@
 //              already sees process-to-process variation, and a comparison
 //              of n_a with n_b processes varies less than one of single runs:
 //              F sqrt(k (1/n_a + 1/n_b) / 2), k the processes of a history
-//              run (at most F). The reason says which applied.
+//              run (at most F). The reason says which applied. A paired
+//              comparison (ComparePaired: ab, advise) keeps the policy's
+//              limit: its pairs cancel the run-to-run wandering F measures,
+//              and the pairs' own spread is in the signed-rank test and its
+//              interval; F is reported beside it (what an unpaired
+//              comparison could resolve here).
 // Verdicts, oriented by the metric's direction:
 //   regression    q < alpha AND the change is worse than the threshold
 //   improvement   q < alpha AND the change is better than the threshold
