@@ -85,6 +85,7 @@ TEST_F(Micro, ARunSaysAndStoresWhereItsTimeWent) {
   EXPECT_NE(r.err.find(" in 2 processes: set-up "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\n  micro "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("\n  control "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("progress: "), std::string::npos) << "a short run into a log prints no progress:\n" << r.err;
   EXPECT_EQ(r.out.find("harness/"), std::string::npos) << "the run table shows the harness's rows:\n" << r.out;
   const auto res = Results();
   for (const char* key : {"harness/time/suite:micro timed_time", "harness/time/suite:all wall_time",
@@ -101,6 +102,13 @@ TEST_F(Micro, ARunSaysAndStoresWhereItsTimeWent) {
   EXPECT_NE(h.out.find("harness/time"), std::string::npos) << h.out;
   // Not selected by default, and a gate never judges it (informational).
   EXPECT_EQ(Run("history").out.find("harness/time"), std::string::npos);
+  // Into a log (not a terminal) progress is a plain line, at most every $PERFBENCH_PROGRESS_EVERY s.
+  auto p = perfbench::testing::RunIn(dir_, std::string("env -u PERFBENCH_DB PERFBENCH_PROGRESS_EVERY=0 ") +
+                                               PERFBENCH_BIN + " run --suite micro --quick --filter "
+                                               "'bandwidth/.*op:copy' --processes 1 --no-control --format none");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.err.find("progress: [1/1] micro/bandwidth"), std::string::npos) << p.err;
+  EXPECT_EQ(p.err.find('\r'), std::string::npos) << "no terminal control characters in a log";
 }
 
 // The model suite in the fast tier (its end-to-end test, model_suite, exports

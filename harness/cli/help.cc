@@ -38,12 +38,14 @@ const std::string kMachine = "PERFBENCH_MACHINE  this machine's name in the flee
 const std::string kPolicy = "PERFBENCH_POLICY  verdict policy file when --policy is not given";
 const std::string kData = "PERFBENCH_DATA_DIR  dataset cache when --data-dir is not given";
 const std::string kComm = "PERFBENCH_COMM_TIMEOUT  ddp: seconds a silent rank may take (--comm-timeout)";
+const std::string kProgress =
+    "PERFBENCH_PROGRESS_EVERY  seconds between progress lines into a log, not a terminal (default 15; 0: each group)";
 const std::string kTorchrun = "RANK WORLD_SIZE LOCAL_RANK MASTER_ADDR MASTER_PORT  ddp: ranks started by torchrun";
 const std::string kSlurm = "SLURM_PROCID SLURM_NTASKS SLURM_LOCALID SLURM_NODEID SLURM_JOB_NODELIST  ddp: ranks started by srun";
 
 const std::map<std::string, Contract>& Contracts() {
   static const std::map<std::string, Contract> m = {
-      {"run", {{0, 2, 4}, {kDb, kMachine, kData, kComm, kTorchrun, kSlurm}}},
+      {"run", {{0, 2, 4}, {kDb, kMachine, kData, kComm, kProgress, kTorchrun, kSlurm}}},
       {"list", {{0, 2}, {}}},
       {"env", {{0, 2}, {}}},
       {"runs", {{0, 2}, {kDb}}},

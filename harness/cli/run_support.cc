@@ -26,30 +26,60 @@
 namespace perfbench::cli {
 namespace {
 
+// Where the run is, on stderr. On a terminal: one line, rewritten at a
+// group's start and at most twice a second within it. Elsewhere (a CI log, a
+// file): a plain line once every `log_every_s` seconds at most ($PERFBENCH_
+// PROGRESS_EVERY, default kLogEveryS), so that a long run shows it is moving
+// and a short one prints nothing.
 class Progress {
  public:
-  explicit Progress(bool enabled) : enabled_(enabled) {}
-  // At a group's start and at most twice a second within it.
+  enum class Mode { kOff, kTerminal, kLog };
+  static constexpr double kLogEveryS = 15;
+  Progress(Mode mode, double log_every_s) : mode_(mode), log_every_s_(log_every_s) {}
   void Update(const ProgressEvent& e) {
-    if (!enabled_) return;
+    if (mode_ == Mode::kOff) return;
     const bool fresh = e.group_elapsed_s == 0;
+    if (mode_ == Mode::kLog) {
+      if (e.elapsed_s - last_print_s_ < log_every_s_ || (log_every_s_ <= 0 && !fresh)) return;
+      last_print_s_ = e.elapsed_s;
+      fmt::print(stderr, "progress: {}\n", Text(e, fresh));
+      std::fflush(stderr);
+      return;
+    }
     if (!fresh && e.elapsed_s - last_print_s_ < 0.5) return;
     last_print_s_ = e.elapsed_s;
-    const double left = e.RemainingSeconds();
-    const std::string eta = left >= 0 ? fmt::format(", ~{:.0f} s left", left) : "";
-    const std::string within = fresh ? "" : fmt::format(", group {:.0f}%", 100 * e.group_fraction);
-    fmt::print(stderr, "\r\033[K[{}/{}] {}  ({:.0f} s elapsed{}{})", e.group_index + 1, e.group_count, e.name,
-               e.elapsed_s, within, eta);
+    fmt::print(stderr, "\r\033[K{}", Text(e, fresh));
     std::fflush(stderr);
   }
   void Done() {
-    if (enabled_) std::fprintf(stderr, "\r\033[K");
+    if (mode_ == Mode::kTerminal) std::fprintf(stderr, "\r\033[K");
   }
 
  private:
-  bool enabled_;
-  double last_print_s_ = -1;
+  static std::string Text(const ProgressEvent& e, bool fresh) {
+    const double left = e.RemainingSeconds();
+    const std::string eta = left >= 0 ? fmt::format(", ~{:.0f} s left", left) : "";
+    const std::string within = fresh ? "" : fmt::format(", group {:.0f}%", 100 * e.group_fraction);
+    return fmt::format("[{}/{}] {}  ({:.0f} s elapsed{}{})", e.group_index + 1, e.group_count, e.name, e.elapsed_s,
+                       within, eta);
+  }
+  Mode mode_;
+  double log_every_s_;
+  double last_print_s_ = 0;
 };
+
+// The progress mode of this process: none on a rank other than 0.
+Progress MakeProgress(const RunSettings& settings) {
+  if (settings.launch.rank != 0) return Progress(Progress::Mode::kOff, 0);
+  if (StderrIsTerminal()) return Progress(Progress::Mode::kTerminal, 0);
+  double every = Progress::kLogEveryS;
+  if (const char* v = std::getenv("PERFBENCH_PROGRESS_EVERY"); v != nullptr && *v != '\0') {
+    char* end = nullptr;
+    const double parsed = std::strtod(v, &end);
+    if (end != v && *end == '\0' && parsed >= 0) every = parsed;
+  }
+  return Progress(Progress::Mode::kLog, every);
+}
 
 }  // namespace
 
@@ -431,7 +461,7 @@ void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, De
   Runner runner(settings, backend);
   runner.set_process_seed(process.seed);
   if (store && process.index > 0) runner.set_known_skips(EarlierSkips(*store, run_id));
-  Progress progress(StderrIsTerminal() && settings.launch.rank == 0);
+  Progress progress = MakeProgress(settings);
   runner.set_progress([&](const ProgressEvent& e) { progress.Update(e); });
   runner.RunAll(WithControl(settings, groups), [&](const std::vector<VariantOutcome>& outcomes) {
     std::vector<ResultRecord> records;
