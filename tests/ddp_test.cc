@@ -96,7 +96,10 @@ TEST_F(Ddp, WorldSizesOneAndTwoTrainWithIdenticalGradients) {
       }
       ASSERT_FALSE(res.is_null()) << m << " world " << world;
       EXPECT_EQ(res["status"], "ok") << res["reason"];
-      EXPECT_EQ(res["samples"].size(), 4u);
+      // 4 planned; --quick's 0.5 s budget may cut a step slowed by a busy machine to 2 or 3, and says so.
+      const size_t n = res["samples"].size();
+      EXPECT_TRUE(n >= 2 && n <= 4) << n;
+      if (n < 4) EXPECT_NE(res["reason"].get<std::string>().find("quick budget"), std::string::npos) << res["reason"];
     }
     auto share = Find(doc, "train", "comm_share", world);
     for (double s : share.is_null() ? nlohmann::json::array() : share["samples"]) {

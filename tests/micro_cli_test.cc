@@ -109,6 +109,12 @@ TEST_F(Micro, ARunSaysAndStoresWhereItsTimeWent) {
   ASSERT_EQ(p.code, 0) << p.err;
   EXPECT_NE(p.err.find("progress: [1/1] micro/bandwidth"), std::string::npos) << p.err;
   EXPECT_EQ(p.err.find('\r'), std::string::npos) << "no terminal control characters in a log";
+  p = perfbench::testing::RunIn(dir_, std::string("env -u PERFBENCH_DB PERFBENCH_PROGRESS_EVERY=soon ") + PERFBENCH_BIN +
+                                          " run --suite micro --quick --filter 'bandwidth/.*op:copy' --processes 1 "
+                                          "--no-control --format none");
+  ASSERT_EQ(p.code, 0) << p.err;
+  EXPECT_NE(p.err.find("warning: PERFBENCH_PROGRESS_EVERY='soon' is not seconds >= 0; using 15"), std::string::npos)
+      << p.err;
 }
 
 // The model suite in the fast tier (its end-to-end test, model_suite, exports

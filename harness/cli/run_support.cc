@@ -77,6 +77,7 @@ Progress MakeProgress(const RunSettings& settings) {
     char* end = nullptr;
     const double parsed = std::strtod(v, &end);
     if (end != v && *end == '\0' && parsed >= 0) every = parsed;
+    else std::fprintf(stderr, "warning: PERFBENCH_PROGRESS_EVERY='%s' is not seconds >= 0; using %g\n", v, every);
   }
   return Progress(Progress::Mode::kLog, every);
 }
