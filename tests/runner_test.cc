@@ -329,6 +329,35 @@ TEST(Runner, TheQuickBudgetNeverCutsBelowTwoRepetitions) {
   EXPECT_NE(out[1].reason.find("2 of 3 repetitions and 1 of 2 warm-up steps"), std::string::npos) << out[1].reason;
 }
 
+// Under torchrun or SLURM every rank runs its own runner and a step is a
+// collective: one rank's clock must not cut the counts (CI once saw rank 0
+// wait for a step its follower had cut).
+TEST(Runner, RanksOfAnExternalLaunchRunThePlannedStepsWhateverTheirClocksSay) {
+  Script s;
+  s.fast_s = 0.001;
+  s.slow_s = 0.6;
+  auto w = Make(&s, {"ref", "slow"});
+  FakeBackend backend;
+  RunSettings settings = Settings(2, 7);
+  settings.budget_s = 1.5;  // alone, this cuts slow to 2 repetitions (above)
+  settings.timeout_s = 4;   // alone, this cuts slow to 5
+  settings.launch.mode = DistributedLaunch::Mode::kExternal;
+  settings.launch.source = "torchrun";
+  settings.launch.world_size = 2;
+  settings.launch.rank = 1;
+  Runner runner(settings, backend, ClockOf(&s));
+  auto out = runner.RunGroup(Group(w));
+  ASSERT_EQ(out[1].status, ResultStatus::kFailed) << out[1].reason;  // the limit still holds
+  EXPECT_NE(out[1].reason.find("time limit of 4 s exceeded after 5 of 7 repetitions"), std::string::npos)
+      << out[1].reason;
+  settings.timeout_s = 60;
+  Runner roomy(settings, backend, ClockOf(&s));
+  out = roomy.RunGroup(Group(w));
+  ASSERT_EQ(out[1].status, ResultStatus::kOk) << out[1].reason;
+  EXPECT_EQ(out[1].samples.at("step_index"), (std::vector<double>{3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_TRUE(out[1].reason.empty()) << out[1].reason;
+}
+
 TEST(Runner, PhaseTimesSayWhereEachSuitesTimeWent) {
   Script s;
   s.fast_s = 0.01;

@@ -199,6 +199,7 @@ class GroupRun {
   bool Check(Live& v, const Status& st, const Recorder& rec, const std::string& phase);
   void Record(Live& v, const Recorder& rec, double seconds, int64_t peak_bytes, bool mem_ok);
   void Project(Live& v, int warmups_left);
+  bool Lockstep() const;
   void FitQuickBudget(Live& v, int warmups_left);
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
@@ -465,8 +466,14 @@ std::string GroupRun::SlowText(const Live& v, double step_s) const {
   return text;
 }
 
+// Under an external or manual launch every rank runs its own runner, and a
+// step is a collective: counts cut by one rank's clock would leave the others
+// waiting for a step that never comes (or one rank stepping alone). Such a
+// group runs the planned counts on every rank; the time limit still fails it.
+bool GroupRun::Lockstep() const { return s_.launch.Fixed() && s_.launch.world_size > 1; }
+
 void GroupRun::Project(Live& v, int warmups_left) {
-  if (v.warmup_step_s.empty()) return;
+  if (v.warmup_step_s.empty() || Lockstep()) return;
   const double step_s = stats::Median(v.warmup_step_s);
   if (step_s <= 0) return;
   // Time for the energy window after the timed steps, where one can close
