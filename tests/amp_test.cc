@@ -13,6 +13,7 @@
 
 #include "amp_workload.h"
 #include "common/models.h"
+#include "common/projection.h"
 #include "perfbench/backend.h"
 #include "perfbench/statistics.h"
 #include "registry.h"
@@ -144,6 +145,19 @@ TEST(Amp, CnnFp32AndBf16Run) {
   for (const auto& o : out) ASSERT_EQ(o.status, ResultStatus::kOk) << o.reason;
   EXPECT_LT(out[1].samples.at("peak_memory")[0], out[0].samples.at("peak_memory")[0])
       << "bf16 activations should take less memory than fp32";
+}
+
+// A CPU may run a convolution's backward through oneDNN's reference kernels
+// (fp16 on the 2-core Xeon: minutes for one full-size cnn step, its fp16
+// GEMMs fast), so convolutional models are projected at a convolution's speed.
+TEST(Amp, AConvolutionalModelIsProjectedAtAConvolutionsSpeed) {
+  const double conv = common::ConvProbeFlops(torch::kCPU, torch::kFloat);
+  EXPECT_GT(conv, 1e8);
+  EXPECT_EQ(common::ConvProbeFlops(torch::kCPU, torch::kFloat), conv);  // measured once per process
+  EXPECT_EQ(common::TimeProjectionAt("3 steps", 1e9, 1e9, "a probe", 2), "");
+  EXPECT_EQ(common::TimeProjectionAt("3 steps", 1e10, 1e9, "a Half 3x3 convolution probe", 2),
+            "projected 10 s for 3 steps (0.01 TFLOP at the 1 GFLOP/s a Half 3x3 convolution probe reached) exceeds "
+            "the 2 s budget per variant");
 }
 
 TEST(Amp, TrainingLearnsTheSyntheticTask) {

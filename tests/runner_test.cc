@@ -358,6 +358,62 @@ TEST(Runner, RanksOfAnExternalLaunchRunThePlannedStepsWhateverTheirClocksSay) {
   EXPECT_TRUE(out[1].reason.empty()) << out[1].reason;
 }
 
+// The run's budget (--run-budget): each group's variants get the time left
+// over the variants left, so a fast group's leftover goes to the next; a slow
+// variant is cut, and skipped only where even its fewest steps would take more
+// than a quarter of what is left (never its group's reference).
+TEST(Runner, TheRunsBudgetIsSharedByTheVariantsLeftAndCutsSlowOnes) {
+  Script s;
+  s.fast_s = 0.001;
+  s.slow_s = 0.6;
+  auto fast = Make(&s, {"ref", "x"});
+  auto slow = Make(&s, {"ref", "slow"});
+  FakeBackend backend;
+  Runner runner(Settings(2, 7), backend, ClockOf(&s));
+  runner.set_budget(8);  // 2 s a variant at the start; ~4 s each for the second group
+  std::vector<VariantOutcome> seen;
+  runner.RunAll({Group(fast), Group(slow)}, [&](const auto& o) { seen.insert(seen.end(), o.begin(), o.end()); });
+  ASSERT_EQ(seen.size(), 4u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(seen[i].samples.at("step_time").size(), 7u) << i;
+    EXPECT_TRUE(seen[i].reason.empty()) << seen[i].reason;
+  }
+  ASSERT_EQ(seen[3].status, ResultStatus::kOk) << seen[3].reason;
+  EXPECT_EQ(seen[3].samples.at("step_time").size(), 4u);
+  // Room for the second warm-up (the share is ~4 s, not the first group's 2 s), then 4 steps.
+  EXPECT_EQ(seen[3].samples.at("step_index"), (std::vector<double>{3, 4, 5, 6}));
+  EXPECT_NE(seen[3].reason.find("4 of 7 repetitions and 2 of 2 warm-up steps: v:slow step 0.6 s and its share of "
+                                "the run's budget (3.99 s a variant)"),
+            std::string::npos)
+      << seen[3].reason;
+
+  s.slow_s = 20;  // hopeless: 60 s for a warm-up and 2 steps, against a quarter of the process's 8 s
+  Runner hopeless(Settings(2, 7), backend, ClockOf(&s));
+  hopeless.set_budget(8);
+  seen.clear();
+  hopeless.RunAll({Group(slow)}, [&](const auto& o) { seen.insert(seen.end(), o.begin(), o.end()); });
+  EXPECT_EQ(seen[0].status, ResultStatus::kOk);  // the reference
+  ASSERT_EQ(seen[1].status, ResultStatus::kSkipped);
+  EXPECT_NE(seen[1].reason.find("v:slow step 20 s: set-up, a warm-up step and 2 repetitions do not fit in a quarter "
+                                "of this process's 8 s share of the run's budget"),
+            std::string::npos)
+      << seen[1].reason;
+
+  // Far over its share (within --timeout), with no process budget to be hopeless against: measured, at the fewest.
+  Runner tight(Settings(2, 7), backend, ClockOf(&s));
+  tight.set_budget(1);
+  auto out = tight.RunGroup(Group(slow), 0.5);
+  ASSERT_EQ(out[1].status, ResultStatus::kOk) << out[1].reason;
+  EXPECT_EQ(out[1].samples.at("step_time").size(), 2u);
+
+  RunSettings quick = Settings(2, 7);  // --quick's budget applies where it is the smaller
+  quick.budget_s = 1.5;
+  s.slow_s = 0.6;
+  Runner both(quick, backend, ClockOf(&s));
+  out = both.RunGroup(Group(slow), 100);
+  EXPECT_NE(out[1].reason.find("and the quick budget of 1.5 s per variant"), std::string::npos) << out[1].reason;
+}
+
 TEST(Runner, PhaseTimesSayWhereEachSuitesTimeWent) {
   Script s;
   s.fast_s = 0.01;

@@ -37,6 +37,7 @@ TEST(Settings, ValidationNamesTheFlag) {
   EXPECT_EQ(error([](RunSettings& s) { s.timeout_s = 0; }), "--timeout must be positive");
   EXPECT_NE(error([](RunSettings& s) { s.device = "tpu"; }).find("--device: 'tpu'"), std::string::npos);
   EXPECT_EQ(error([](RunSettings& s) { s.launch.comm_timeout_s = -1; }), "--comm-timeout must be positive");
+  EXPECT_EQ(error([](RunSettings& s) { s.run_budget_s = -1; }), "--run-budget must be in [0, 1e7] seconds (0: none)");
 }
 
 TEST(Settings, JsonRoundTripsEverySetting) {
@@ -52,7 +53,9 @@ TEST(Settings, JsonRoundTripsEverySetting) {
   s.filter = "mlp";
   s.overrides = {{"world_size", {"1", "4"}}, {"bytes", {"1024"}}};
   s.launch.comm_timeout_s = 9;
+  s.run_budget_s = 0;
   const RunSettings back = RunSettings::FromJson(s.ToJson());
+  EXPECT_EQ(back.run_budget_s, 0);
   EXPECT_EQ(back.ToJson(), s.ToJson());
   EXPECT_EQ(back.repetitions, 9);
   EXPECT_EQ(back.data_dir, "/tmp/data");
@@ -69,6 +72,8 @@ TEST(Settings, TheStoredFormKeepsItsKeys) {
     EXPECT_TRUE(j.contains(k)) << k;
   EXPECT_FALSE(j.contains("data_dir"));
   EXPECT_FALSE(j.contains("launch"));
+  EXPECT_FALSE(j.contains("run_budget_s"));  // the default; runs stored before it had it
+  EXPECT_EQ(RunSettings::FromJson(j).run_budget_s, RunSettings::kRunBudgetS);
   const RunSettings old = RunSettings::FromJson({{"repetitions", 7}, {"quick", true}});
   EXPECT_EQ(old.warmup_steps, RunSettings::kQuickWarmupSteps);
   EXPECT_EQ(old.repetitions, 7);

@@ -2,6 +2,8 @@
 #include <algorithm>
 #include <iostream>
 
+#include <fmt/format.h>
+
 #include "cli.h"
 #include "processes.h"
 #include "common.h"
@@ -14,7 +16,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: perfbench run [--suite S[,S]] [--filter REGEX] [--quick] [--label L] [--db PATH]\n"
-    "                     [--processes K] [--no-control]\n"
+    "                     [--processes K] [--no-control] [--run-budget SECONDS]\n"
     "                     [--repetitions N] [--warmup N] [--device auto|cpu|cuda] [--threads N]\n"
     "                     [--seed N] [--timeout SECONDS] [--format table|json|none]\n"
     "                     [--param KEY=V[,V]] [--world-sizes N[,N]] [--comm-timeout SECONDS]\n"
@@ -26,6 +28,12 @@ constexpr const char* kUsage =
     "(--timeout): one too slow for it runs fewer repetitions or is skipped, naming its step\n"
     "time, and its siblings are still measured and stored. Exit 0 when all ran, 4 when a\n"
     "workload failed (the others are still recorded), 2 on bad input.\n\n"
+    "The run as a whole has a budget (--run-budget, default 900 s; 0: none), shared by its\n"
+    "processes (the time left over the processes left) and in each by its variants (the time\n"
+    "left over the variants left, at each workload's start): a variant whose steps do not fit\n"
+    "its share warms up less and runs fewer repetitions (at least 2 a process, never skipped\n"
+    "for it), and its reason says so; what a fast variant leaves goes to the ones after it.\n"
+    "Set-up is not cut, so a run can end somewhat past its budget.\n\n"
     "Every run that selects a suite other than the hidden self-tests also measures the control\n"
     "(control/gemm, control/bandwidth: pinned sizes, about 1 s) at its start and end; compare and\n"
     "gate report when the control moved (\"the machine changed\") and never count it as a regression.\n\n"
@@ -59,7 +67,11 @@ po::options_description RunOptions() {
        "fresh processes to take the samples in (default 3; 1 under a launcher)")
       ("no-control", po::bool_switch(),
        "skip the control: a pinned GEMM and copy (about 1 s) measured at the start and end of every run, "
-       "which compare and gate use to tell a machine that moved from code that moved");
+       "which compare and gate use to tell a machine that moved from code that moved")
+      ("run-budget", po::value<double>()->value_name("SECONDS"),
+       ("the run's wall-time budget, shared by its processes and variants: one whose steps do not fit its share "
+        "runs fewer (at least 2 a process) (default " + fmt::format("{:g}", RunSettings::kRunBudgetS) +
+        "; 0: none)").c_str());
   AddMeasureOptions(desc, false);
   AddDistributedOptions(desc);
   AddDataDirOption(desc);
@@ -74,6 +86,14 @@ po::options_description RunOptions() {
 RunSettings SettingsFromFlags(const po::variables_map& vm, DeviceBackend& backend, std::vector<VariantRef>* variants) {
   RunSettings s = SelectionSettings(vm, backend);
   if (vm["no-control"].as<bool>()) s.control = false;
+  if (vm.count("run-budget")) {
+    s.run_budget_s = vm["run-budget"].as<double>();
+    try {
+      s.Validate();
+    } catch (const std::invalid_argument& e) {
+      throw UsageError(e.what());
+    }
+  }
   if (vm.count("processes")) {
     s.processes = vm["processes"].as<int>();
     if (s.processes < 1 || s.processes > 1000) throw UsageError("--processes must be in [1, 1000]");
@@ -100,8 +120,9 @@ void PrintRun(const std::string& format, Store& store, int64_t run_id, const Run
 }
 
 // --processes K: K children store into the run; the parent reads it back.
-void RunInProcesses(Store& store, int64_t run_id, const RunSettings& settings, Execution* done) {
-  const ProcessJob job{store.path(), run_id, settings, {}};
+void RunInProcesses(Store& store, int64_t run_id, const RunSettings& settings, double budget_s, Execution* done) {
+  ProcessJob job{store.path(), run_id, settings, {}};
+  job.budget_s = budget_s;
   const auto outcomes = RunProcesses(job, 0, settings.processes, settings.processes);
   for (const auto& p : outcomes) {
     done->failed += p.failed_variants + (p.failure.empty() ? 0 : 1);
@@ -140,10 +161,14 @@ int RunCmd(const std::vector<std::string>& args) {
                                      CommandLine("run", args), backend);
   const int64_t run_id = store->BeginRun(run);
   if (format == "table") std::cout << ContextLine(run.fingerprint, settings) << "\n" << std::flush;
+  // What is left of the run's budget after start-up.
+  const double budget_s =
+      settings.run_budget_s > 0 ? std::max(1e-3, settings.run_budget_s - (SteadyNow() - start_s)) : 0;
   if (settings.processes > 1) {
-    RunInProcesses(*store, run_id, settings, &done);
+    RunInProcesses(*store, run_id, settings, budget_s, &done);
   } else {
-    ExecuteGroups(store.get(), run_id, settings, backend, groups, &done, {0, ProcessSeed(settings.seed, run_id, 0)});
+    ExecuteGroups(store.get(), run_id, settings, backend, groups, &done,
+                  {0, ProcessSeed(settings.seed, run_id, 0), budget_s});
   }
   store->FinishRun(run_id, RunStatus::kComplete);
   PrintRun(format, *store, run_id, run, done);

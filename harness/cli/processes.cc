@@ -130,11 +130,12 @@ StoredProcess RunStoredProcess(Store& store, const std::vector<std::string>& arg
   return out;
 }
 
-ProcessOutcome RunProcess(const ProcessJob& job, int index) {
+ProcessOutcome RunProcess(const ProcessJob& job, int index, double budget_s) {
   const std::string exe = posix::SelfExe();
   const TempFile report;
   const nlohmann::json doc = {{"db", job.db},         {"run_id", job.run_id},   {"process", index},
-                              {"settings", job.settings.ToJson()}, {"variants", job.variants}, {"report", report.path}};
+                              {"settings", job.settings.ToJson()}, {"variants", job.variants}, {"report", report.path},
+                              {"budget_s", budget_s}};
   ProcessOutcome out;
   out.index = index;
   const double t0 = Now();
@@ -154,8 +155,10 @@ ProcessOutcome RunProcess(const ProcessJob& job, int index) {
 
 std::vector<ProcessOutcome> RunProcesses(const ProcessJob& job, int first, int count, int total) {
   std::vector<ProcessOutcome> out;
+  const double t0 = Now();
   for (int i = first; i < first + count; ++i) {
-    out.push_back(RunProcess(job, i));
+    const double left_s = std::max(1e-3, job.budget_s - (Now() - t0)) / static_cast<double>(first + count - i);
+    out.push_back(RunProcess(job, i, job.budget_s > 0 ? left_s : 0));
     const auto& p = out.back();
     std::cerr << "process " << i + 1 << "/" << total << ": " << fmt::format("{:.1f} s", p.wall_s);
     if (!p.failure.empty()) std::cerr << ", " << p.failure;
@@ -185,7 +188,7 @@ int ProcessMain(const std::vector<std::string>& args) {
   Execution done;
   done.results = store->GetResults(run_id);  // earlier processes' samples
   ExecuteGroups(store.get(), run_id, settings, backend, GroupVariants(variants), &done,
-                {index, ProcessSeed(settings.seed, run_id, index)});
+                {index, ProcessSeed(settings.seed, run_id, index), doc.value("budget_s", 0.0)});
   std::ofstream(doc.at("report").get<std::string>())
       << nlohmann::json{{"timed_s", done.timed_s}, {"failed", done.failed}}.dump();
   return done.failed ? kExitRuntime : kExitOk;

@@ -21,6 +21,9 @@ struct ProcessJob {
   int64_t run_id = 0;
   RunSettings settings;               // device resolved; repetitions per process
   std::vector<std::string> variants;  // VariantKeys to run; empty: all the settings select
+  // The run's budget left for these processes, from RunProcesses' call: each
+  // process gets the time left over the processes left (0: none).
+  double budget_s = 0;
 };
 
 struct ProcessOutcome {
@@ -54,7 +57,7 @@ StoredProcess RunStoredProcess(Store& store, const std::vector<std::string>& arg
 
 // Runs process `index` of `job` and waits for it; stderr passes through
 // (progress), stdout is discarded.
-ProcessOutcome RunProcess(const ProcessJob& job, int index);
+ProcessOutcome RunProcess(const ProcessJob& job, int index, double budget_s = 0);
 
 // Processes first .. first + count - 1 in turn, a line on stderr after each
 // ("process 2/5: 4.1 s"); a process that did not run is reported, not thrown.

@@ -461,6 +461,7 @@ void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, De
                    const std::vector<VariantGroup>& groups, Execution* into, const ProcessTag& process) {
   Runner runner(settings, backend);
   runner.set_process_seed(process.seed);
+  runner.set_budget(process.budget_s);
   if (store && process.index > 0) runner.set_known_skips(EarlierSkips(*store, run_id));
   Progress progress = MakeProgress(settings);
   runner.set_progress([&](const ProgressEvent& e) { progress.Update(e); });

@@ -69,6 +69,7 @@ struct Execution {
 struct ProcessTag {
   int index = 0;
   uint64_t seed = 0;
+  double budget_s = 0;  // this process's share of the run's budget (Runner::set_budget); 0: none
 };
 
 // Runs groups with `settings` (between two measurements of the control when

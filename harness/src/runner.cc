@@ -118,7 +118,7 @@ class GroupRun {
   // `phases` accumulates the time of set-up, warm-up and timed steps; `process_seed` goes to RunContext.
   GroupRun(const RunSettings& settings, DeviceBackend& backend, const NowFn& now, const VariantGroup& group,
            uint64_t process_seed, PhaseTimes* phases, const Runner::EnergyMeterFactory& make_meter,
-           std::function<void(double)> tick)
+           std::function<void(double)> tick, double share_s, double process_budget_s)
       : s_(settings),
         backend_(backend),
         now_(now),
@@ -126,7 +126,9 @@ class GroupRun {
         live_(group.variants.size()),
         process_seed_(process_seed),
         phases_(phases),
-        tick_(std::move(tick)) {
+        tick_(std::move(tick)),
+        process_budget_s_(process_budget_s) {
+    SetSoftBudget(share_s);
     if (info_.FindMetric("energy")) {
       const std::string bus = backend_.PciBusId(s_.device);  // the variant's own GPU, not GPU 0
       energy_ = make_meter ? make_meter(s_.device, bus) : MakeEnergyMeter(s_.device, bus);
@@ -201,6 +203,7 @@ class GroupRun {
   void Project(Live& v, int warmups_left);
   bool Lockstep() const;
   void FitQuickBudget(Live& v, int warmups_left);
+  void SetSoftBudget(double share_s);
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
   // The group's variant whose compare_param is `value` (its reference_value
@@ -217,6 +220,11 @@ class GroupRun {
   uint64_t process_seed_;
   PhaseTimes* phases_;
   std::function<void(double)> tick_;  // progress: the group's fraction done, after each step
+  // The soft budget of each variant's steps (the smaller of --quick's and the
+  // variant's share of the run's budget; 0: none) and its words in a reason.
+  double soft_budget_s_ = 0;
+  std::string soft_budget_text_;
+  double process_budget_s_ = 0;  // this process's share of the run's budget (Runner::set_budget); 0: none
   // Steps done / planned over the variants still running (warm-up and timed).
   double Fraction() const {
     double done = 0, planned = 0;
@@ -247,7 +255,7 @@ void GroupRun::SetUp(Live& v) {
       return Skip(v, "skipped by an earlier process of this run: " + it->second);
   const double t0 = now_();
   int64_t before = 0, after = 0, peak = 0;
-  const RunContext ctx{params, s_, process_seed_};
+  const RunContext ctx{params, s_, process_seed_, soft_budget_s_, process_budget_s_};
   // The backend's calls are guarded too: a device fault (a CUDA error, an
   // allocator assert) fails this variant, not the run.
   Status st = ApplyMathMode(v, "set-up");
@@ -481,12 +489,24 @@ void GroupRun::Project(Live& v, int warmups_left) {
   const double window_s = std::max(1.0, 21 * step_s);
   const double reserve_s = energy_ && energy_->Unavailable().empty() && window_s <= EnergyWindowLimits{}.max_seconds
                                ? window_s : 0;
+  // Under a run's budget a variant other than its group's reference (amp's
+  // fp32) may take at most a quarter of the process's share: one whose
+  // set-up, first warm-up step and fewest repetitions need more (an emulated
+  // precision at full size) is hopeless here, skipped after that step, and
+  // the later processes of the run skip it before its set-up. (Against the
+  // whole share, not what is left: a variant late in a process that overran
+  // is cut to its fewest steps, not skipped for where it came.)
+  if (process_budget_s_ > 0 && v.warmup_step_s.size() == 1 && &v != Reference() &&
+      v.spent_s + step_s * RunSettings::kQuickMinRepetitions > process_budget_s_ / 4)
+    return Skip(v, fmt::format("{}: set-up, a warm-up step and {} repetitions do not fit in a quarter of this "
+                               "process's {:.3g} s share of the run's budget (--run-budget)",
+                               SlowText(v, step_s), RunSettings::kQuickMinRepetitions, process_budget_s_));
+  const std::string budget = fmt::format("the {:g} s budget per variant", s_.timeout_s);
   const double left_s = s_.timeout_s - v.spent_s - reserve_s;
   // In double: a sub-microsecond step over a long budget overflows an int.
   const double fits_d = std::floor(left_s / step_s) - warmups_left;
   if (fits_d >= v.target) return FitQuickBudget(v, warmups_left);  // only ever lowers the counts
   const int fits = static_cast<int>(std::max(fits_d, -1.0));
-  const std::string budget = fmt::format("the {:g} s budget per variant", s_.timeout_s);
   if (fits < RunSettings::kMinRepetitions)
     return Skip(v, fmt::format("{}: {} repetitions do not fit in {} (at least {} needed)", SlowText(v, step_s),
                                v.target, budget, RunSettings::kMinRepetitions));
@@ -495,14 +515,28 @@ void GroupRun::Project(Live& v, int warmups_left) {
   FitQuickBudget(v, warmups_left);
 }
 
-// RunSettings::budget_s (--quick): a variant whose steps do not fit its
-// soft budget warms up no further and runs the repetitions that fit, at
-// least kQuickMinRepetitions, saying so in its reason.
+// The soft budget: --quick's per variant (RunSettings::budget_s) or the
+// variant's share of the run's budget (RunSettings::run_budget_s), whichever
+// is smaller.
+void GroupRun::SetSoftBudget(double share_s) {
+  const bool quick = s_.budget_s > 0, share = share_s > 0 && (!quick || share_s < s_.budget_s);
+  if (share) {
+    soft_budget_s_ = share_s;
+    soft_budget_text_ = fmt::format("its share of the run's budget ({:.3g} s a variant)", share_s);
+  } else if (quick) {
+    soft_budget_s_ = s_.budget_s;
+    soft_budget_text_ = fmt::format("the quick budget of {:g} s per variant", s_.budget_s);
+  }
+}
+
+// A variant whose steps do not fit the soft budget warms up no further and
+// runs the repetitions that fit, at least kQuickMinRepetitions, saying so in
+// its reason.
 void GroupRun::FitQuickBudget(Live& v, int warmups_left) {
-  if (!(s_.budget_s > 0) || v.warmup_step_s.empty()) return;
+  if (!(soft_budget_s_ > 0) || v.warmup_step_s.empty()) return;
   double spent = 0;
   for (double x : v.warmup_step_s) spent += x;
-  const double left_s = s_.budget_s - spent;
+  const double left_s = soft_budget_s_ - spent;
   // The fastest warm-up step: the first carries one-time costs (kernel
   // selection, JIT, cold caches). While more warm-up is planned and there is
   // room for it, the decision waits for the next step.
@@ -513,9 +547,8 @@ void GroupRun::FitQuickBudget(Live& v, int warmups_left) {
   const int reps = std::max(std::min(RunSettings::kQuickMinRepetitions, v.target), fits);
   const int warmed = static_cast<int>(v.warmup_step_s.size());
   if (reps == v.target && warmups_left == 0) return;
-  const std::string why = fmt::format("{} of {} repetitions and {} of {} warm-up steps: {} and the quick budget of "
-                                      "{:g} s per variant",
-                                      reps, v.target, warmed, v.warmups, SlowText(v, step_s), s_.budget_s);
+  const std::string why = fmt::format("{} of {} repetitions and {} of {} warm-up steps: {} and {}", reps, v.target,
+                                      warmed, v.warmups, SlowText(v, step_s), soft_budget_text_);
   v.outcome.reason = v.outcome.reason.empty() ? why : v.outcome.reason + "; then " + why;
   v.warmups = warmed;
   v.target = reps;
@@ -581,10 +614,11 @@ void GroupRun::Finish(Live& v) {
 
 }  // namespace
 
-std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
+std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group, double share_s, double process_budget_s) {
   PhaseTimes phases;
   const double t0 = now_();
-  GroupRun run(settings_, backend_, now_, group, process_seed_, &phases, make_meter_, group_tick_);
+  GroupRun run(settings_, backend_, now_, group, process_seed_, &phases, make_meter_, group_tick_, share_s,
+               process_budget_s);
   run.set_known_skips(&known_skips_);
   auto outcomes = run.Run();
   phases.wall_s = now_() - t0;
@@ -597,8 +631,15 @@ std::vector<VariantOutcome> Runner::RunGroup(const VariantGroup& group) {
 void Runner::RunAll(const std::vector<VariantGroup>& groups,
                     const std::function<void(const std::vector<VariantOutcome>&)>& sink) {
   const double start = now_();
+  size_t variants_left = 0;
+  for (const auto& g : groups) variants_left += g.variants.size();
   for (size_t i = 0; i < groups.size(); ++i) {
     const double group_start = now_();
+    // Each variant's share of the process's budget: the time left over the
+    // variants left, so what a fast group leaves flows to the later ones.
+    const double left_s = budget_s_ > 0 ? std::max(budget_s_ - (group_start - start), 1e-3) : 0;
+    const double share_s = left_s / static_cast<double>(std::max<size_t>(variants_left, 1));
+    variants_left -= groups[i].variants.size();
     ProgressEvent e{i, groups.size(), GroupName(groups[i]), group_start - start, 0, 0};
     if (progress_) {
       progress_(e);
@@ -613,7 +654,7 @@ void Runner::RunAll(const std::vector<VariantGroup>& groups,
       std::function<void(double)>& tick;
       ~Reset() { tick = nullptr; }
     } reset{group_tick_};  // also when sink throws: the tick refers to this frame
-    sink(RunGroup(groups[i]));
+    sink(RunGroup(groups[i], share_s, budget_s_));
   }
 }
 

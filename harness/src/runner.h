@@ -100,8 +100,15 @@ class Runner {
   // Where this runner's time went so far, by suite.
   const std::map<std::string, PhaseTimes>& phase_times() const { return phase_times_; }
 
+  // This process's share of the run's budget (RunSettings::run_budget_s), in
+  // seconds from RunAll's start; 0: none. RunAll gives each group's variants
+  // the time left over the variants left as their soft budget.
+  void set_budget(double seconds) { budget_s_ = seconds; }
+
   // Runs one group. Never throws for workload errors: they become outcomes.
-  std::vector<VariantOutcome> RunGroup(const VariantGroup& group);
+  // `share_s`: each variant's share of the run's budget; `process_budget_s`:
+  // this process's share (0: none; see RunSettings::kRunBudgetS).
+  std::vector<VariantOutcome> RunGroup(const VariantGroup& group, double share_s = 0, double process_budget_s = 0);
 
   // Runs every group in order; `sink` gets each group's outcomes as soon as
   // the group finishes (so they can be stored before the next one starts).
@@ -116,6 +123,7 @@ class Runner {
   EnergyMeterFactory make_meter_;
   std::function<void(double)> group_tick_;  // RunAll's progress inside the running group
   uint64_t process_seed_ = 0;
+  double budget_s_ = 0;
   double timed_s_ = 0;
   std::map<std::string, PhaseTimes> phase_times_;
   std::map<std::string, std::string> known_skips_;

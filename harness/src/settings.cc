@@ -19,6 +19,8 @@ void RunSettings::Validate() const {
   if (warmup_steps < 0) throw std::invalid_argument("--warmup must not be negative");
   if (threads < 0) throw std::invalid_argument("--threads must not be negative");
   if (!(timeout_s > 0)) throw std::invalid_argument("--timeout must be positive");
+  if (!(run_budget_s >= 0) || run_budget_s > 1e7)
+    throw std::invalid_argument("--run-budget must be in [0, 1e7] seconds (0: none)");
   if (device != "auto" && device != "cpu" && device != "cuda")
     throw std::invalid_argument("--device: '" + device + "' is not one of auto, cpu, cuda");
   if (!(launch.comm_timeout_s > 0)) throw std::invalid_argument("--comm-timeout must be positive");
@@ -29,6 +31,7 @@ nlohmann::json RunSettings::ToJson() const {
                       {"seed", seed},                 {"quick", quick},             {"device", device},
                       {"threads", threads},           {"suites", suites},           {"filter", filter}};
   if (processes != 1) j["processes"] = processes;
+  if (run_budget_s != kRunBudgetS) j["run_budget_s"] = run_budget_s;
   if (!control) j["control"] = false;
   if (!data_dir.empty()) j["data_dir"] = data_dir;
   if (!overrides.empty()) {
@@ -85,6 +88,7 @@ RunSettings RunSettings::FromJson(const nlohmann::json& j) {
   Read(j, "processes", &s.processes);
   Read(j, "control", &s.control);
   Read(j, "timeout_s", &s.timeout_s);
+  Read(j, "run_budget_s", &s.run_budget_s);
   Read(j, "seed", &s.seed);
   Read(j, "device", &s.device);
   Read(j, "threads", &s.threads);

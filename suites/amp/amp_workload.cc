@@ -78,10 +78,13 @@ double ParameterCount(const ModelDef& def, const std::string& size) {
   return it->second;
 }
 
+bool Convolutional(const ModelDef& def);
+
 // Why a variant cannot fit, projected before anything is built: its
 // set-up (the first-step loss; fp16's loss-scale calibration), warm-up and
 // the fewest timed steps against the time budget, at the rate of a GEMM
-// probe (optimistic: a step is never faster than its FLOP at GEMM speed),
+// probe (optimistic: a step is never faster than its FLOP at GEMM speed)
+// and, for convolutional models, of a convolution probe,
 // and its parameters, optimiser state and activations against MemAvailable
 // (CPU). "" when it fits.
 std::string Projection(const ModelDef& def, const std::string& size, int64_t batch, Precision p,
@@ -94,6 +97,14 @@ std::string Projection(const ModelDef& def, const std::string& size, int64_t bat
                                        RunSettings::kMinRepetitions, flop / 1e12);
   if (std::string why = common::TimeProjection(what, steps * flop, device, dtype, s.timeout_s); !why.empty())
     return why;
+  // A convolutional model's steps run at its convolutions' speed, which a GEMM cannot show (a CPU's
+  // fp16 convolution backward through oneDNN's reference kernels).
+  if (Convolutional(def))
+    if (std::string why = common::TimeProjectionAt(what, steps * flop, common::ConvProbeFlops(device, dtype),
+                                                   fmt::format("a {} 3x3 convolution probe", c10::toString(dtype)),
+                                                   s.timeout_s);
+        !why.empty())
+      return why;
   if (!device.is_cpu() || !def.activation_bytes) return "";
   const double bytes = 4.0 * ParameterCount(def, size) * 4 + def.activation_bytes(size, batch);  // weights, grads, 2 states
   const double available = common::MemAvailableBytes();
@@ -130,11 +141,12 @@ class AmpWorkload final : public Workload {
     flops_per_step_ = def_.FlopsPerStep(size, batch_size_);
     for (const auto& b : batches_) micro_.push_back(common::MicroBatches(b, accumulation_));
     first_loss_ = trainer_->Loss(batches_[0]);  // the same weights and batch for every precision
-    // --quick: a slow (emulated) fp16 step calibrates on the batches that fit a third of the quick budget.
-    const double bound = ctx.settings.budget_s > 0 ? ctx.settings.budget_s / 3 : std::numeric_limits<double>::infinity();
+    // A slow (emulated) fp16 step calibrates on the batches that fit a third of its soft budget (--quick's or
+    // its share of the run's).
+    const double bound = ctx.budget_s > 0 ? ctx.budget_s / 3 : std::numeric_limits<double>::infinity();
     initial_loss_scale_ = trainer_->CalibrateLossScale(batches_, bound, &calibrated_batches_);
     if (precision_ == Precision::kFp16 && calibrated_batches_ < batches_.size())
-      quick_bound_ = fmt::format("--quick: the loss scale calibrated on {} of the {} batches (bounded to about {:g} s)",
+      quick_bound_ = fmt::format("the loss scale calibrated on {} of the {} batches (bounded to about {:.3g} s)",
                                  calibrated_batches_, batches_.size(), bound);
     return Status::Ok();
   }

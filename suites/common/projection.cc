@@ -33,6 +33,34 @@ double GemmProbeFlops(const torch::Device& device, torch::ScalarType dtype) {
   return known[key] = 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9);
 }
 
+double ConvProbeFlops(const torch::Device& device, torch::ScalarType dtype) {
+  static std::mutex mu;
+  static std::map<std::string, double> known;
+  std::lock_guard<std::mutex> lock(mu);
+  const std::string key = device.str() + "/" + c10::toString(dtype);
+  if (auto it = known.find(key); it != known.end()) return it->second;
+  const auto opts = torch::TensorOptions().device(device).dtype(dtype);
+  const int64_t c = 64, hw = 16;
+  auto w = torch::randn({c, c, 3, 3}, opts).requires_grad_(true);
+  double rate = 0;
+  for (int64_t batch = 1;; batch *= 4) {
+    auto x = torch::randn({batch, c, hw, hw}, opts).requires_grad_(true);
+    double best = 1e30;
+    for (int i = 0; i < 2; ++i) {  // the first pass picks kernels and allocates
+      SynchronizeDevice(device);
+      const auto t0 = std::chrono::steady_clock::now();
+      torch::conv2d(x, w, {}, 1, 1).sum().backward();
+      SynchronizeDevice(device);
+      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      if (best > 0.2) break;  // a reference kernel: no second pass needed
+    }
+    const double flop = 3.0 * 2.0 * static_cast<double>(batch * c * c * 9 * hw * hw);  // forward and two backward products
+    rate = flop / std::max(best, 1e-9);
+    if (best > 0.02 || batch >= 16) break;
+  }
+  return known[key] = rate;
+}
+
 double MemAvailableBytes() {
   std::ifstream in("/proc/meminfo");
   for (std::string key; in >> key;) {
@@ -47,11 +75,18 @@ double MemAvailableBytes() {
 std::string TimeProjection(const std::string& what, double flop, const torch::Device& device, torch::ScalarType dtype,
                            double budget_s) {
   if (flop <= 0) return "";
-  const double rate = GemmProbeFlops(device, dtype), seconds = flop / rate;
+  return TimeProjectionAt(what, flop, GemmProbeFlops(device, dtype), fmt::format("a {} GEMM probe", c10::toString(dtype)),
+                          budget_s);
+}
+
+std::string TimeProjectionAt(const std::string& what, double flop, double rate, const std::string& probe,
+                             double budget_s) {
+  if (flop <= 0 || !(rate > 0)) return "";
+  const double seconds = flop / rate;
   if (seconds <= budget_s) return "";
-  return fmt::format("projected {:.0f} s for {} ({:.3g} TFLOP at the {:.3g} GFLOP/s a {} GEMM probe reached) "
+  return fmt::format("projected {:.0f} s for {} ({:.3g} TFLOP at the {:.3g} GFLOP/s {} reached) "
                      "exceeds the {:g} s budget per variant",
-                     seconds, what, flop / 1e12, rate / 1e9, c10::toString(dtype), budget_s);
+                     seconds, what, flop / 1e12, rate / 1e9, probe, budget_s);
 }
 
 }  // namespace perfbench::common

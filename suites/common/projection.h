@@ -18,6 +18,14 @@ namespace perfbench::common {
 // it says what cannot fit, never what will.
 double GemmProbeFlops(const torch::Device& device, torch::ScalarType dtype);
 
+// FLOP/s of a 3x3 convolution's forward and backward (64 channels, 16x16,
+// the batch growing from 1 until a pass takes ~20 ms or reaches 16) at
+// `dtype` on `device`; measured once per process and (device, dtype). The
+// GEMM probe cannot see that a CPU runs some convolutions through oneDNN's
+// reference kernels (fp16 backward here: minutes for one full-size step of
+// the cnn, where its fp16 GEMMs are fast), this one can.
+double ConvProbeFlops(const torch::Device& device, torch::ScalarType dtype);
+
 // /proc/meminfo's MemAvailable in bytes; 0 where unreadable.
 double MemAvailableBytes();
 
@@ -25,5 +33,8 @@ double MemAvailableBytes();
 // what was projected ("training the model's 128 steps"), the rate and the budget.
 std::string TimeProjection(const std::string& what, double flop, const torch::Device& device, torch::ScalarType dtype,
                            double budget_s);
+// The same at a rate measured by another probe, named in the reason ("a Half 3x3 convolution probe").
+std::string TimeProjectionAt(const std::string& what, double flop, double rate, const std::string& probe,
+                             double budget_s);
 
 }  // namespace perfbench::common

@@ -44,6 +44,14 @@ struct RunSettings {
   // fewer than kQuickMinRepetitions; its reason says so.
   static constexpr double kQuickBudgetS = 0.5;
   static constexpr int kQuickMinRepetitions = 2;
+  // The run's wall-time budget (--run-budget), shared by its processes (the
+  // time left over the processes left) and, in each, by the variants left
+  // (the time left over the variants left, at each group's start): a
+  // variant's steps get the smaller of that share and budget_s as their soft
+  // budget, so a slow one warms up less and runs fewer repetitions (never
+  // fewer than kQuickMinRepetitions, never skipped for it) and what a fast
+  // one leaves flows to the variants after it. Set-up is not cut. 0: none.
+  static constexpr double kRunBudgetS = 900;
 
   int warmup_steps = kWarmupSteps;  ///< Steps run and discarded before timing, per variant.
   int repetitions = kRepetitions;   ///< Timed steps recorded per variant (samples), per process.
@@ -53,6 +61,7 @@ struct RunSettings {
   static constexpr int kDefaultProcesses = 3;
   double timeout_s = kTimeoutS;     ///< Wall-clock budget per variant (set-up, warm-up, steps).
   double budget_s = 0;              ///< Soft budget per variant and process for its steps; 0: none (--quick: kQuickBudgetS).
+  double run_budget_s = kRunBudgetS;  ///< The whole run's wall-time budget (kRunBudgetS); 0: none.
   uint64_t seed = kSeed;            ///< Seeds model init and data; stored with the run.
   bool quick = false;               ///< Small problem sizes (CI, smoke runs).
   // The control (suite `control`, hidden): a pinned GEMM and copy measured
@@ -80,7 +89,7 @@ struct RunSettings {
   void Validate() const;
   // The stored form (`run.settings` in `show --format json`): warmup_steps,
   // repetitions, timeout_s, seed, quick, device, threads, suites, filter,
-  // processes when not 1, control when off, data_dir when set, param_overrides when any, model_files when any, launch when not the default.
+  // processes when not 1, run_budget_s when not kRunBudgetS, control when off, data_dir when set, param_overrides when any, model_files when any, launch when not the default.
   nlohmann::json ToJson() const;
   // Inverse of ToJson; absent keys keep Defaults(quick). Throws
   // std::invalid_argument naming a malformed key.

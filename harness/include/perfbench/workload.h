@@ -152,6 +152,17 @@ struct RunContext {
   // from process to process (selftest/noisy). Workloads that seed weights
   // and data use settings.seed, the same in every process.
   uint64_t process_seed = 0;
+  // The soft budget of this variant's steps: --quick's per variant
+  // (RunSettings::budget_s) or its share of the run's budget, whichever is
+  // smaller; 0: none. A workload bounds what else a slow variant would spend
+  // in set-up (a calibration) by it.
+  double budget_s = 0;
+  // This process's share of the run's budget (RunSettings::kRunBudgetS); 0:
+  // none. A variant whose fewest steps would take more than a quarter of it
+  // is hopeless here: the runner skips such a variant after its first
+  // warm-up step (never its group's reference), an engine's workload (micro)
+  // at set-up from its estimate.
+  double process_budget_s = 0;
 };
 
 // Receives one timed step's measurements.
