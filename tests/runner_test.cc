@@ -361,7 +361,7 @@ TEST(Runner, RanksOfAnExternalLaunchRunThePlannedStepsWhateverTheirClocksSay) {
 // The run's budget (--run-budget): each group's variants get the time left
 // over the variants left, so a fast group's leftover goes to the next; a slow
 // variant is cut, and skipped only where even its fewest steps would take more
-// than a quarter of what is left (never its group's reference).
+// than a quarter of the process's share (never its group's reference).
 TEST(Runner, TheRunsBudgetIsSharedByTheVariantsLeftAndCutsSlowOnes) {
   Script s;
   s.fast_s = 0.001;
@@ -401,7 +401,6 @@ TEST(Runner, TheRunsBudgetIsSharedByTheVariantsLeftAndCutsSlowOnes) {
 
   // Far over its share (within --timeout), with no process budget to be hopeless against: measured, at the fewest.
   Runner tight(Settings(2, 7), backend, ClockOf(&s));
-  tight.set_budget(1);
   auto out = tight.RunGroup(Group(slow), 0.5);
   ASSERT_EQ(out[1].status, ResultStatus::kOk) << out[1].reason;
   EXPECT_EQ(out[1].samples.at("step_time").size(), 2u);

@@ -124,14 +124,18 @@ RunSettings RecordedSettings(const RunData& b) {
   }
 }
 
-// The baseline's variants as this build has them.
+// The baseline's variants as this build has them, less those it skipped
+// everywhere (no samples to judge against: a variant its run's budget or
+// --timeout found hopeless would otherwise run in full here).
 std::vector<VariantRef> BaselineVariants(const RunData& baseline, RunSettings* s) {
   std::set<std::string> wanted, suites;
   for (const auto& r : baseline.results) {
     if (AroundRun(r.suite)) continue;  // measured around every run (records.h)
+    if (r.status == ResultStatus::kSkipped && r.samples.empty()) continue;
     wanted.insert(VariantKey(r.suite, r.workload, r.params));
     suites.insert(r.suite);
   }
+  if (wanted.empty()) throw UsageError("the baseline measured no variant (every one was skipped): nothing to gate");
   s->suites.assign(suites.begin(), suites.end());
   std::vector<VariantRef> available, variants;
   try {
@@ -312,6 +316,7 @@ int GateCmd(const std::vector<std::string>& args) {
   const GatePlan plan = PlanFromFlags(vm, store.get(), b.baseline, recorded.repetitions, policy);
   recorded.repetitions = plan.repetitions;
   settings = ResolveSettings(vm, recorded, GetDeviceBackend());
+  settings.run_budget_s = 0;  // the gate plans its own processes (--max-processes, --max-seconds)
   const auto variants = BaselineVariants(b.baseline, &settings);
   settings.data_dir = ResolveDataDir(vm, variants, settings.data_dir);
   settings.processes = plan.first;

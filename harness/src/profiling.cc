@@ -42,7 +42,7 @@ Status Steps(Workload& w, int count, DeviceBackend* profiling, const std::string
 }
 
 void ProfileOne(ProfileOutcome& o, const RunSettings& s, DeviceBackend& backend, int steps, const std::string& dir) {
-  const RunContext ctx{o.variant.params, s, 0};
+  const RunContext ctx{o.variant.params, s, 0, s.budget_s};  // --quick's soft budget
   // The math the runner measures this variant under (one variant at a time
   // here, so set once).
   const WorkloadInfo& info = o.variant.workload->info;

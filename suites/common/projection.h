@@ -19,7 +19,8 @@ namespace perfbench::common {
 double GemmProbeFlops(const torch::Device& device, torch::ScalarType dtype);
 
 // FLOP/s of a 3x3 convolution's forward and backward (64 channels, 16x16,
-// the batch growing from 1 until a pass takes ~20 ms or reaches 16) at
+// channels_last, the batch growing from 1 until a pass takes ~20 ms or
+// reaches 16; each size's first pass untimed) at
 // `dtype` on `device`; measured once per process and (device, dtype). The
 // GEMM probe cannot see that a CPU runs some convolutions through oneDNN's
 // reference kernels (fp16 backward here: minutes for one full-size step of

@@ -15,10 +15,12 @@ namespace perfbench::micro {
 namespace {
 
 class ControlGemm final : public KernelWorkload {
+  bool Pinned() const override { return true; }
   Kernel Make(const Params&, const torch::Device& device) override { return Gemm(torch::kFloat32, 256, 256, 256, device); }
 };
 
 class ControlCopy final : public KernelWorkload {
+  bool Pinned() const override { return true; }
   Kernel Make(const Params&, const torch::Device& device) override { return Copy(16LL << 20, device); }
 };
 

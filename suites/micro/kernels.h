@@ -88,6 +88,8 @@ class KernelWorkload : public MicroWorkload {
   virtual Kernel Make(const Params& p, const torch::Device& device) = 0;
   // "" when the device runs this variant's kernel, else why not (skipped).
   virtual std::string Unsupported(const Params&, const torch::Device&) { return ""; }
+  // The control's pinned kernels: measured whatever the run's budget (only --timeout skips them).
+  virtual bool Pinned() const { return false; }
 
  private:
   std::unique_ptr<torch::Device> device_;

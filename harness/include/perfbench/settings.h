@@ -49,8 +49,10 @@ struct RunSettings {
   // (the time left over the variants left, at each group's start): a
   // variant's steps get the smaller of that share and budget_s as their soft
   // budget, so a slow one warms up less and runs fewer repetitions (never
-  // fewer than kQuickMinRepetitions, never skipped for it) and what a fast
-  // one leaves flows to the variants after it. Set-up is not cut. 0: none.
+  // fewer than kQuickMinRepetitions) and what a fast one leaves flows to the
+  // variants after it; one whose fewest steps exceed a quarter of its
+  // process's share is skipped (RunContext::process_budget_s), never its
+  // group's reference. Set-up is not cut. 0: none.
   static constexpr double kRunBudgetS = 900;
 
   int warmup_steps = kWarmupSteps;  ///< Steps run and discarded before timing, per variant.
