@@ -40,7 +40,10 @@ constexpr const char* kUsage =
     "(or with --baseline label:NAME --last N from that rolling window, the syntax of gate),\n"
     "which limits compare and gate, is what pairing cancels: it is reported beside each\n"
     "verdict as what an unpaired comparison could resolve here, not raised into the limit.\n"
-    "With the default 10 pairs the smallest two-sided p is 2/1024 = 0.002.\n"
+    "With the default 10 pairs the smallest two-sided p is 2/1024 = 0.002. Each side's process\n"
+    "has run's default --run-budget (900 s: a slow variant may run fewer repetitions, and one\n"
+    "whose set-up, warm-up and 2 repetitions need over a quarter of it is skipped); pass\n"
+    "--run-budget 0 to lift it on both sides.\n"
     "Exit 0 pass, 1 regression (B worse than A), 2 bad input, 3 inconclusive, 4 a process failed.";
 
 // 10 pairs: the smallest exact two-sided p is 2/1024, small enough to pass
