@@ -204,6 +204,9 @@ class GroupRun {
   bool Lockstep() const;
   void FitQuickBudget(Live& v, int warmups_left);
   void SetSoftBudget(double share_s);
+  RunContext Context(const Live& v) const {
+    return {v.outcome.variant.params, s_, process_seed_, soft_budget_s_, process_budget_s_};
+  }
   std::string SlowText(const Live& v, double step_s) const;
   void Derive();
   // The group's variant whose compare_param is `value` (its reference_value
@@ -248,14 +251,13 @@ class GroupRun {
 };
 
 void GroupRun::SetUp(Live& v) {
-  const Params& params = v.outcome.variant.params;
   if (std::string why = SkipReason(v.outcome.variant, s_.device); !why.empty()) return Skip(v, why);
   if (known_skips_)
     if (auto it = known_skips_->find(v.outcome.variant.FullName()); it != known_skips_->end())
       return Skip(v, "skipped by an earlier process of this run: " + it->second);
   const double t0 = now_();
   int64_t before = 0, after = 0, peak = 0;
-  const RunContext ctx{params, s_, process_seed_, soft_budget_s_, process_budget_s_};
+  const RunContext ctx = Context(v);
   // The backend's calls are guarded too: a device fault (a CUDA error, an
   // allocator assert) fails this variant, not the run.
   Status st = ApplyMathMode(v, "set-up");
@@ -496,8 +498,8 @@ void GroupRun::Project(Live& v, int warmups_left) {
   // the later processes of the run skip it before its set-up. (Against the
   // whole share, not what is left: a variant late in a process that overran
   // is cut to its fewest steps, not skipped for where it came.)
-  if (process_budget_s_ > 0 && v.warmup_step_s.size() == 1 && &v != Reference() &&
-      v.spent_s + step_s * RunSettings::kQuickMinRepetitions > process_budget_s_ / 4)
+  if (v.warmup_step_s.size() == 1 && &v != Reference() &&
+      Context(v).Hopeless(v.spent_s + step_s * RunSettings::kQuickMinRepetitions))
     return Skip(v, fmt::format("{}: set-up, a warm-up step and {} repetitions do not fit in a quarter of this "
                                "process's {:.3g} s share of the run's budget (--run-budget)",
                                SlowText(v, step_s), RunSettings::kQuickMinRepetitions, process_budget_s_));

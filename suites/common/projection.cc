@@ -11,34 +11,30 @@
 #include "common/training.h"
 
 namespace perfbench::common {
+namespace {
 
-double GemmProbeFlops(const torch::Device& device, torch::ScalarType dtype) {
+// `probe`'s rate, measured once per process and (device, dtype) in `known`.
+template <typename Probe>
+double Once(std::map<std::string, double>& known, const torch::Device& device, torch::ScalarType dtype, Probe probe) {
   static std::mutex mu;
-  static std::map<std::string, double> known;
   std::lock_guard<std::mutex> lock(mu);
   const std::string key = device.str() + "/" + c10::toString(dtype);
   if (auto it = known.find(key); it != known.end()) return it->second;
-  const int64_t n = device.is_cuda() ? 4096 : 512;
-  torch::NoGradGuard no_grad;
-  auto a = torch::randn({n, n}, torch::TensorOptions().device(device).dtype(dtype)), b = a.clone();
-  double best = 1e30;
-  for (int i = 0; i < 4; ++i) {
-    SynchronizeDevice(device);
-    const auto t0 = std::chrono::steady_clock::now();
-    auto c = torch::mm(a, b);
-    SynchronizeDevice(device);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (i > 0) best = std::min(best, s);
-  }
-  return known[key] = 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9);
+  return known[key] = probe();
 }
 
-double ConvProbeFlops(const torch::Device& device, torch::ScalarType dtype) {
-  static std::mutex mu;
-  static std::map<std::string, double> known;
-  std::lock_guard<std::mutex> lock(mu);
-  const std::string key = device.str() + "/" + c10::toString(dtype);
-  if (auto it = known.find(key); it != known.end()) return it->second;
+// Seconds of `fn`, the device synchronised before and after.
+template <typename Fn>
+double SyncedSeconds(const torch::Device& device, Fn&& fn) {
+  SynchronizeDevice(device);
+  const auto t0 = std::chrono::steady_clock::now();
+  fn();
+  SynchronizeDevice(device);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// ConvProbeFlops' measurement (projection.h).
+double ConvRate(const torch::Device& device, torch::ScalarType dtype) {
   // channels_last, as amp runs its convolutional models (oneDNN picks its kernels per layout).
   const auto opts = torch::TensorOptions().device(device).dtype(dtype);
   const int64_t c = 64, hw = 16;
@@ -54,18 +50,36 @@ double ConvProbeFlops(const torch::Device& device, torch::ScalarType dtype) {
     pass(x);  // untimed: picks kernels (loads cuDNN on a GPU) and allocates
     double best = 1e30;
     for (int i = 0; i < 2; ++i) {
-      SynchronizeDevice(device);
-      const auto t0 = std::chrono::steady_clock::now();
-      pass(x);
-      SynchronizeDevice(device);
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      best = std::min(best, SyncedSeconds(device, [&] { pass(x); }));
       if (best > 0.2) break;  // a reference kernel: one timed pass says enough
     }
     const double flop = 3.0 * 2.0 * static_cast<double>(batch * c * c * 9 * hw * hw);  // forward and two backward products
     rate = flop / std::max(best, 1e-9);
     if (best > 0.02 || batch >= 16) break;
   }
-  return known[key] = rate;
+  return rate;
+}
+
+}  // namespace
+
+double GemmProbeFlops(const torch::Device& device, torch::ScalarType dtype) {
+  static std::map<std::string, double> known;
+  return Once(known, device, dtype, [&] {
+    const int64_t n = device.is_cuda() ? 4096 : 512;
+    torch::NoGradGuard no_grad;
+    auto a = torch::randn({n, n}, torch::TensorOptions().device(device).dtype(dtype)), b = a.clone();
+    double best = 1e30;
+    for (int i = 0; i < 4; ++i) {
+      const double s = SyncedSeconds(device, [&] { torch::mm(a, b); });
+      if (i > 0) best = std::min(best, s);
+    }
+    return 2.0 * static_cast<double>(n * n * n) / std::max(best, 1e-9);
+  });
+}
+
+double ConvProbeFlops(const torch::Device& device, torch::ScalarType dtype) {
+  static std::map<std::string, double> known;
+  return Once(known, device, dtype, [&] { return ConvRate(device, dtype); });
 }
 
 double MemAvailableBytes() {

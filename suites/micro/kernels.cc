@@ -237,7 +237,7 @@ Status KernelWorkload::SetUp(const RunContext& ctx) {
                                        name_, call_s, ctx.settings.repetitions, ctx.settings.timeout_s));
   // Google Benchmark runs every repetition in full: under a run's budget a
   // call too slow for a quarter of the process's share (an emulated fp8 GEMM) is skipped.
-  if (ctx.process_budget_s > 0 && !Pinned() && call_s * calls > ctx.process_budget_s / 4)
+  if (!Pinned() && ctx.Hopeless(call_s * calls))
     return Status::Skipped(fmt::format("{} call {:.3g} s: {} repetitions do not fit in a quarter of this process's "
                                        "{:.3g} s share of the run's budget (--run-budget)",
                                        name_, call_s, ctx.settings.repetitions, ctx.process_budget_s));

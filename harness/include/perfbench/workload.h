@@ -163,6 +163,9 @@ struct RunContext {
   // warm-up step (never its group's reference), an engine's workload (micro)
   // at set-up from its estimate.
   double process_budget_s = 0;
+  // The rule above, in one place: `seconds` of a variant's fewest steps
+  // exceed a quarter of this process's share.
+  bool Hopeless(double seconds) const { return process_budget_s > 0 && seconds > process_budget_s / 4; }
 };
 
 // Receives one timed step's measurements.
