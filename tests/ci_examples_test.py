@@ -4,7 +4,9 @@
 ci/github-actions.yml and ci/gitlab-ci.yml are parsed as YAML; their shell
 steps run six "nights" against one database (five seed the rolling baseline,
 the sixth gates it), and the exit code of the gate night must map to a passing
-job state as each file maps it. ci/slurm-ddp.sbatch runs with a stand-in for
+job state as each file maps it. ci/github-actions-pr.yml gates a stand-in
+pull request against its base, interleaved: the same build passes, a 30%
+slower one fails the job. ci/slurm-ddp.sbatch runs with a stand-in for
 `srun` that starts two ranks on this machine from SLURM's variables.
 
     ci_examples_test.py PERFBENCH_BINARY SOURCE_DIR
@@ -122,6 +124,57 @@ def gitlab():
     print("gitlab-ci.yml: ok")
 
 
+SLOW_BUILD = """#!/bin/sh
+# A pull request's build that is 30% slower: the binary under test with a
+# planted slowdown.
+PERFBENCH_SELFTEST_SLOWDOWN=0.3 exec {bin} "$@"
+"""
+
+
+def github_pr():
+    """The pull-request workflow: its base and its PR checked out side by
+    side and gated interleaved; the same build passes, a slower one fails
+    the job."""
+    wf = yaml.safe_load(open(os.path.join(SRC, "ci", "github-actions-pr.yml")))
+    assert "pull_request" in wf[True if True in wf else "on"], "not a pull-request workflow"
+    steps = wf["jobs"]["gate"]["steps"]
+    for case, want_ok in (("same", True), ("slower", False)):
+        with tempfile.TemporaryDirectory() as tmp:
+            for side in ("main", "pr"):
+                checkout(os.path.join(tmp, side))
+            if case == "slower":
+                os.unlink(os.path.join(tmp, "pr", "build"))
+                os.makedirs(os.path.join(tmp, "pr", "build"))
+                wrapper = os.path.join(tmp, "pr", "build", "perfbench")
+                with open(wrapper, "w") as f:
+                    f.write(SLOW_BUILD.format(bin=BIN))
+                os.chmod(wrapper, 0o755)
+            env = base_env(tmp)
+            for k, v in wf["env"].items():
+                if k not in env:
+                    env[k] = str(v)
+            env["PERFBENCH_DB"] = os.path.join(tmp, "out", "perfbench-pr.db")
+            env["GITHUB_STEP_SUMMARY"] = os.path.join(tmp, "summary.md")
+            code = 0
+            for step in steps:
+                if "run" not in step:
+                    continue
+                r = bash(step["run"], tmp, env)
+                code = r.returncode
+                if code != 0:
+                    break
+            if want_ok and code != 0:
+                fail(f"github-actions-pr ({case}): exited {code}:\n{r.stdout}")
+            if not want_ok and code != 1:
+                fail(f"github-actions-pr ({case}): expected the job to fail with 1, got {code}:\n{r.stdout}")
+            verdict = json.load(open(os.path.join(tmp, "out", "perfbench-gate.json")))
+            if verdict["kind"] != "interleaved":
+                fail("github-actions-pr: the verdict's kind is " + verdict["kind"])
+            if "interleaved" not in open(env["GITHUB_STEP_SUMMARY"]).read():
+                fail("github-actions-pr: the step summary does not name the verdict's kind")
+    print("github-actions-pr.yml: ok")
+
+
 SRUN = """#!/usr/bin/env bash
 # A two-rank stand-in for srun on one machine: drops srun's options, starts
 # the command twice with SLURM's variables, fails if any rank fails.
@@ -173,5 +226,6 @@ def slurm():
 
 if __name__ == "__main__":
     github()
+    github_pr()
     gitlab()
     slurm()

@@ -342,7 +342,8 @@ TEST_F(Compare, IdenticalRunsAreNoRegression) {
   auto r = Run("compare base same --format json");
   EXPECT_EQ(r.code, 0) << r.err;
   auto doc = nlohmann::json::parse(r.out);
-  EXPECT_EQ(doc["schema_version"], 4);
+  EXPECT_EQ(doc["schema_version"], 5);
+  EXPECT_EQ(doc["kind"], "stored_runs");  // two labels
   EXPECT_TRUE(doc["machine_changes"].empty());
   EXPECT_NE(doc["verdict"], "regression");
   for (const auto& m : doc["metrics"]) {

@@ -165,7 +165,7 @@ def check_errors(tmp, mlp, cnn_ts):
     print("errors: %d bad files failed one line each, the good model ran" % len(cases))
 
 
-def check_compare_and_gate(tmp, mlp, cnn):
+def check_compare_and_gate(tmp, mlp, cnn, mlp_original):
     db = os.path.join(tmp, "runs.db")
     first = json.loads(sh([BIN] + RUN + ["--db", db, "--label", "v1", "--model-file", mlp, "--model-file", cnn]).stdout)
     check_good_run(first, ["mlp", "cnn"])
@@ -193,6 +193,17 @@ def check_compare_and_gate(tmp, mlp, cnn):
     if "model/inference/model:mlp file (sha1)" not in fields or gated != {"mlp", "cnn"}:
         fail("the gate reran %s and lists %s; expected both models and the mlp's new file" % (gated, fields))
     print("compare and gate: both models judged, the rebuilt mlp listed as a difference")
+    # The interleaved gate for a new model file: the rebuilt mlp (exported
+    # under the original's name) against the original, in alternating processes.
+    r = sh([BIN, "gate", "--reference-model", mlp_original, "--model-file", mlp, "--suite", "model", "--quick",
+            "--no-control", "--filter", "offline", "--pairs", "6", "--db", db, "--format", "json",
+            "--allow-inconclusive"], ok=(0, 1))
+    gate = json.loads(r.stdout)
+    gated = {m["params"]["model"] for m in gate["metrics"] if m["suite"] == "model"}
+    fields = [d["field"] for d in gate["differences"]]
+    if gate["kind"] != "interleaved" or gated != {"mlp"} or "model/inference/model:mlp file (sha1)" not in fields:
+        fail("gate --reference-model: kind %s, judged %s, differences %s" % (gate["kind"], gated, fields))
+    print("gate --reference-model: the new mlp judged against the old one, interleaved")
     html = os.path.join(tmp, "report.html")
     sh([BIN, "report", "--db", db, "--output", html])
     if "model: throughput by model" not in open(html).read():
@@ -264,7 +275,7 @@ def main():
         check_training(tmp, mlp)
         one = json.loads(sh([BIN] + RUN + ["--db", os.path.join(tmp, "aoti.db"), "--model-file", cnn_cached]).stdout)
         check_good_run(one, ["cnn"])
-        check_compare_and_gate(tmp, mlp, cnn)
+        check_compare_and_gate(tmp, mlp, cnn, mlp_cached)
     print("PASS")
 
 

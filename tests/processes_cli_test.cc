@@ -198,7 +198,8 @@ TEST_F(Processes, ARollingGatePlansStatesItsMdeAndRecordsItsVerdict) {
   ASSERT_EQ(g.code, 0) << g.out << g.err;
   EXPECT_NE(g.err.find("this gate catches throughput regressions of"), std::string::npos) << g.err;
   const auto j = nlohmann::json::parse(g.out);
-  EXPECT_EQ(j["schema_version"], 4);
+  EXPECT_EQ(j["schema_version"], 5);
+  EXPECT_EQ(j["kind"], "rolling_baseline");
   for (const auto& m : j["metrics"]) EXPECT_TRUE(m["mde"].is_number()) << m["metric"];
   EXPECT_EQ(Show("latest")["run"]["label"], "nightly");  // rolls into its own window
   auto slow = Run("gate --baseline label:nightly --label slow --format none", "PERFBENCH_SELFTEST_SLOWDOWN=0.5");
@@ -236,6 +237,53 @@ TEST_F(Processes, AbPassesAnAATestAndFindsASlowerB) {
                           "ab --a-label x --b-label x", "ab --b-args '--db=y.db'", "ab --suite nope"})
     EXPECT_EQ(Run(bad).code, 2) << bad;
   EXPECT_FALSE(fs::exists(dir_ / "y.db"));
+}
+
+// The gate for a pull request: main's build as the reference, the PR's as
+// the candidate, interleaved. A wrapper that plants a 20% slowdown stands
+// in for a slower PR build.
+TEST_F(Processes, TheInterleavedGateJudgesACandidateBuildAgainstAReferenceBuild) {
+  const std::string bin = PERFBENCH_BIN;
+  auto aa = Run("gate --reference-bin " + bin + " --suite selftest --filter noisy --param between=0.01 --pairs 6 "
+                "--label aa --format json --junit aa.xml");
+  ASSERT_EQ(aa.code, 0) << aa.out << aa.err;
+  const auto j = nlohmann::json::parse(aa.out);
+  EXPECT_EQ(j["kind"], "interleaved");
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_NE(aa.err.find("gate: pass (interleaved; 6 pairs, runs labelled aa-reference and aa-candidate)"),
+            std::string::npos) << aa.err;
+  EXPECT_NE(Slurp("aa.xml").find("<property name=\"kind\" value=\"interleaved\"/>"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(Run("runs --label aa-candidate --format json").out)["runs"].size(), 6u);
+  {
+    std::ofstream w(dir_ / "slow-pr");
+    w << "#!/bin/sh\nPERFBENCH_SELFTEST_SLOWDOWN=0.2 exec " << bin << " \"$@\"\n";
+  }
+  fs::permissions(dir_ / "slow-pr", fs::perms::owner_all);
+  auto slow = Run("gate --reference-bin " + bin + " --candidate-bin ./slow-pr --suite selftest --filter noisy "
+                  "--param between=0.04 --param within=0.03 --pairs 8");
+  EXPECT_EQ(slow.code, 1) << slow.out << slow.err;
+  EXPECT_NE(slow.out.find("gate: interleaved, 8 pairs of processes"), std::string::npos) << slow.out;
+  EXPECT_NE(slow.out.find("kind: interleaved: "), std::string::npos) << slow.out;
+  EXPECT_NE(slow.err.find("gate: regression (interleaved; 8 pairs"), std::string::npos) << slow.err;
+  for (const std::string& bad : std::vector<std::string>{"gate --reference-model old.pt2", "gate --reference-bin /nonexistent/perfbench",
+                                "gate --reference-bin " + bin + " --baseline main", "gate --reference-bin " + bin + " --pairs 5",
+                                "gate --reference-bin " + bin + " --processes 3", "gate --reference-bin " + bin + " --suite nope",
+                                "gate --reference-bin " + bin + " --confirm 3", "gate --reference-model a.pt2 --model-file b.pt2 "
+                                "--model-file c.pt2"})
+    EXPECT_EQ(Run(bad).code, 2) << bad;
+  // A candidate that measures other variants: nothing to judge, said after the first pair.
+  {
+    std::ofstream w(dir_ / "other-variant");
+    w << "#!/bin/sh\nexec " << bin << " \"$@\" --param between=0.5\n";
+  }
+  fs::permissions(dir_ / "other-variant", fs::perms::owner_all);
+  auto other = Run("gate --reference-bin " + bin + " --candidate-bin ./other-variant --suite selftest --filter noisy "
+                   "--param between=0.01 --pairs 6 --label other");
+  EXPECT_EQ(other.code, 2) << other.err;
+  EXPECT_NE(other.err.find("reference and candidate measured no variant in common"), std::string::npos) << other.err;
+  auto help = Run("gate --help");
+  EXPECT_NE(help.out.find("--reference-bin PATH | --reference-model FILE"), std::string::npos) << help.out;
+  EXPECT_EQ(Run("gate --reference-bin --help").code, 0);
 }
 
 TEST_F(Processes, AdviseRanksAFasterSettingFirstAndStoresEveryRun) {

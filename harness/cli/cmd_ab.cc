@@ -1,20 +1,15 @@
 // perfbench ab: paired A/B runs of two builds (or two configurations) that
-// can both run now. N pairs of processes, each pair A then B or B then A in a
-// seeded, balanced order, back to back: drift between pairs cancels in the
-// pair log ratios, which a Wilcoxon signed-rank test judges (ComparePaired).
-#include <unistd.h>
-
-#include <algorithm>
+// can both run now, on the interleaved engine (paired_runs.h): drift
+// between pairs cancels in the pair log ratios, which a Wilcoxon
+// signed-rank test judges (ComparePaired).
 #include <iostream>
-#include <random>
-#include <sstream>
 
 #include "cli.h"
 #include "common.h"
 #include "compare/compare.h"
-#include "perfbench/posix_fs.h"
-#include "processes.h"
 #include "gate/window.h"
+#include "paired_runs.h"
+#include "perfbench/posix_fs.h"
 #include "sources.h"
 
 namespace perfbench::cli {
@@ -46,9 +41,6 @@ constexpr const char* kUsage =
     "--run-budget 0 to lift it on both sides.\n"
     "Exit 0 pass, 1 regression (B worse than A), 2 bad input, 3 inconclusive, 4 a process failed.";
 
-// 10 pairs: the smallest exact two-sided p is 2/1024, small enough to pass
-// Benjamini-Hochberg when 10 of 200 metrics change (0.05 * 10 / 200).
-constexpr int kDefaultPairs = 10;
 // Fewer than 6 pairs can never be significant (the smallest two-sided p of
 // the signed-rank test with 5 pairs is 2/32) and leave the paired interval
 // without its stated coverage.
@@ -73,7 +65,7 @@ po::options_description AbOptions() {
       ("output", po::value<std::string>()->value_name("FILE"), "write the --format report to FILE instead")
       ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
       ("markdown", po::value<std::string>()->value_name("FILE"), "also write a Markdown report")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 5)")
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive")
       ("baseline", po::value<std::string>()->value_name("label:NAME"), "learn noise floors from NAME's rolling window")
       ("last", po::value<int>()->value_name("N"), "--baseline label:NAME: its last N usable runs (default 20)");
@@ -81,28 +73,6 @@ po::options_description AbOptions() {
   AddDbOption(desc);
   return desc;
 }
-
-// Words of a flag value, split on white space ("--threads 1").
-std::vector<std::string> Words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) out.push_back(w);
-  return out;
-}
-
-// Options ab sets for each side itself.
-void CheckPassThrough(const std::vector<std::string>& args, const std::string& where) {
-  for (const auto& a : args)
-    for (const char* own : {"--db", "--label", "--format", "--processes"})
-      if (a == own || a.rfind(std::string(own) + "=", 0) == 0)
-        throw UsageError(std::string(own) + where + " is set by ab for each side");
-}
-
-struct Side {
-  std::string bin, label;
-  std::vector<std::string> args;                          // after `run`
-  std::vector<std::pair<std::string, std::string>> env;   // added to ours
-};
 
 std::vector<std::pair<std::string, std::string>> EnvFlags(const po::variables_map& vm, const char* key) {
   std::vector<std::pair<std::string, std::string>> out;
@@ -115,88 +85,12 @@ std::vector<std::pair<std::string, std::string>> EnvFlags(const po::variables_ma
   return out;
 }
 
-Side MakeSide(const po::variables_map& vm, char which, const std::vector<std::string>& common, const std::string& db) {
+Side AbSide(const po::variables_map& vm, char which, const std::vector<std::string>& common, const std::string& db) {
   const std::string p(1, which);
-  Side s;
-  s.bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : posix::SelfExe();
-  if (access(s.bin.c_str(), X_OK) != 0) throw UsageError("--" + p + "-bin '" + s.bin + "' is not an executable");
-  s.label = vm[p + "-label"].as<std::string>();
-  s.args = {"run", "--db", db, "--label", s.label, "--format", "none", "--processes", "1"};  // a pair's side is one process
-  s.args.insert(s.args.end(), common.begin(), common.end());
-  if (vm.count(p + "-args"))
-    for (auto& w : Words(vm[p + "-args"].as<std::string>())) s.args.push_back(w);
-  s.env = EnvFlags(vm, (p + "-env").c_str());
-  return s;
-}
-
-// The balanced order: half the pairs AB, half BA (the odd one decided by the
-// seed), shuffled by a seeded Fisher-Yates with a portable generator.
-std::vector<bool> Orders(int pairs, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<bool> b_first(static_cast<size_t>(pairs), false);
-  for (int i = 0; i < pairs / 2; ++i) b_first[static_cast<size_t>(i)] = true;
-  if (pairs % 2) b_first.back() = rng() % 2 == 1;
-  for (size_t i = b_first.size(); i > 1; --i) {
-    const size_t j = rng() % i;
-    const bool t = b_first[i - 1];
-    b_first[i - 1] = b_first[j];
-    b_first[j] = t;
-  }
-  return b_first;
-}
-
-}  // namespace
-
-namespace {
-
-// Runs one process of `side` and returns its run id (the newest with its
-// label); a process that failed to finish counts in `failed`.
-int64_t RunOne(Store& store, const Side& side, int pair, int pairs, char name, size_t* failed) {
-  std::vector<std::string> argv = side.args;
-  argv.insert(argv.begin(), side.bin);
-  const StoredProcess p = RunStoredProcess(store, argv, side.env, side.label);
-  std::cerr << "pair " << pair + 1 << "/" << pairs << ": " << name << (p.failure.empty() ? "" : " " + p.failure) << "\n";
-  if (p.exit_code == kExitUsage && pair == 0)
-    throw UsageError(std::string("side ") + name + " refused its arguments (`" + side.bin + " run ...` exited 2)");
-  if (!p.run_id)
-    throw std::runtime_error(std::string("side ") + name + " (" + side.bin + ") stored no run" +
-                             (p.failure.empty() ? "" : ": it " + p.failure));
-  // Exit 4 is a failed workload (recorded in the run); anything else a failed process.
-  if (!p.failure.empty() && p.exit_code != kExitRuntime) ++*failed;
-  if (!p.complete)
-    throw std::runtime_error(std::string("side ") + name + " left run " + std::to_string(p.run_id) +
-                             " unfinished" + (p.failure.empty() ? "" : ": it " + p.failure));
-  return p.run_id;
-}
-
-PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint64_t seed, size_t* failed) {
-  PairedData d;
-  std::vector<int64_t> ids_a, ids_b;
-  const auto orders = Orders(pairs, seed);
-  for (int i = 0; i < pairs; ++i) {
-    int64_t ia = 0, ib = 0;
-    if (orders[static_cast<size_t>(i)]) {
-      ib = RunOne(store, b, i, pairs, 'B', failed);
-      ia = RunOne(store, a, i, pairs, 'A', failed);
-    } else {
-      ia = RunOne(store, a, i, pairs, 'A', failed);
-      ib = RunOne(store, b, i, pairs, 'B', failed);
-    }
-    for (auto [id, data, list, ids] : {std::tuple{ia, &d.a, &d.a_pairs, &ids_a}, std::tuple{ib, &d.b, &d.b_pairs, &ids_b}}) {
-      const RunRecord r = store.GetRun(id);
-      *failed += static_cast<size_t>(r.failed_results > 0);
-      list->push_back(store.GetResults(id));
-      data->results.insert(data->results.end(), list->back().begin(), list->back().end());
-      ids->insert(ids->begin(), id);
-      data->run = r;
-    }
-  }
-  d.a.run_ids = ids_a;
-  d.b.run_ids = ids_b;
-  d.a.run_count = d.b.run_count = static_cast<size_t>(pairs);
-  d.a.source = a.label + " (" + std::to_string(pairs) + " runs)";
-  d.b.source = b.label + " (" + std::to_string(pairs) + " runs)";
-  return d;
+  const std::string bin = vm.count(p + "-bin") ? vm[p + "-bin"].as<std::string>() : posix::SelfExe();
+  return MakeSide(std::string(1, static_cast<char>(which - 'a' + 'A')), bin, "--" + p + "-bin", vm[p + "-label"].as<std::string>(), db, common,
+                  vm.count(p + "-args") ? Words(vm[p + "-args"].as<std::string>()) : std::vector<std::string>{},
+                  EnvFlags(vm, (p + "-env").c_str()));
 }
 
 // Noise floors from A's runs, this time's and earlier ones with its label;
@@ -239,7 +133,7 @@ int AbCmd(const std::vector<std::string>& args) {
   if (vm.count("baseline") && !gate::RollingLabel(vm["baseline"].as<std::string>()))
     throw UsageError("--baseline: expected label:NAME");
   const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
-  const Side a = MakeSide(vm, 'a', common, DbPath(vm)), b = MakeSide(vm, 'b', common, DbPath(vm));
+  const Side a = AbSide(vm, 'a', common, DbPath(vm)), b = AbSide(vm, 'b', common, DbPath(vm));
   auto store = OpenStore(vm, Store::Mode::kCreate);
   size_t failed = 0;
   const PairedData d = RunPairs(*store, a, b, pairs, vm["order-seed"].as<uint64_t>(), &failed);

@@ -84,6 +84,7 @@ kCompareUsage))
   Comparison c;
   try {
     c = Compare(a, b, policy, vm["across-hardware"].as<bool>(), store ? LoadHistory(*store, a, b) : History{});
+    c.kind = KindOf(vm["baseline"].as<std::string>(), a);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -22,6 +22,11 @@
 #include "sources.h"
 
 namespace perfbench::cli {
+
+// The interleaved form (gate_interleaved.cc): --reference-bin or --reference-model.
+bool IsInterleavedGate(const std::vector<std::string>& args);
+int InterleavedGateCmd(const std::vector<std::string>& args);
+
 namespace {
 
 constexpr const char* kUsage =
@@ -31,7 +36,15 @@ constexpr const char* kUsage =
     "                      [--format table|markdown|json|junit|none] [--output FILE]\n"
     "                      [--junit FILE] [--markdown FILE] [--json FILE] [--label L]\n"
     "                      [--repetitions N] [--warmup N] [--threads N] [--device D] [--seed N]\n"
-    "                      [--timeout SECONDS] [--data-dir DIR] [--db PATH]\n\n"
+    "                      [--timeout SECONDS] [--data-dir DIR] [--db PATH]\n"
+    "       perfbench gate --reference-bin PATH | --reference-model FILE [run options] (interleaved;\n"
+    "                      its options: perfbench gate --reference-bin --help)\n\n"
+    "Two forms; every verdict names its kind. With --reference-bin or --reference-model (a pull\n"
+    "request's build against main's, a new model file against the old one) the reference runs\n"
+    "now, in processes alternating with the candidate's, and the machine's slow periods cancel:\n"
+    "on a shared machine only this resolves a few percent (kind interleaved). With --baseline\n"
+    "(nightlies, trends, a dedicated machine) it judges against numbers stored earlier (kind\n"
+    "stored_baseline, or rolling_baseline for label:NAME), as follows.\n\n"
     "Runs the workload variants the baseline holds, with every setting the baseline recorded\n"
     "(flags override them), in fresh processes one after another, stores the candidate run and\n"
     "compares it with the baseline at the process level (Welch on process medians).\n\n"
@@ -89,7 +102,7 @@ po::options_description GateOptions() {
       ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
       ("markdown", po::value<std::string>()->value_name("FILE"),
        "also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 4)")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 5)")
       ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
   AddMeasureOptions(desc, true);
   AddDataDirOption(desc);
@@ -282,7 +295,7 @@ void PrintOutcome(const po::variables_map& vm, const std::string& format, const 
   std::cerr << "gate: " << DetectableHeadline(o.comparison, "this gate") << "\n";
   if (const std::string u = UnresolvedNote(o.comparison); !u.empty()) std::cerr << "gate: " << u << "\n";
   std::cerr << "gate: " << o.Verdict() << (o.anchor ? " (anchor: " + std::string(ToString(o.anchor->verdict)) + ")" : "")
-            << " (candidate run " << cand.run.id << ", " << o.processes << " processes in " << o.rounds << " round(s)"
+            << " (" << ToString(o.comparison.kind) << "; candidate run " << cand.run.id << ", " << o.processes << " processes in " << o.rounds << " round(s)"
             << (o.confirm_processes ? fmt::format("; {} more to confirm: {} regression(s) shown again, {} not",
                                                   o.confirm_processes, o.confirmed, o.unconfirmed)
                                     : std::string())
@@ -292,6 +305,7 @@ void PrintOutcome(const po::variables_map& vm, const std::string& format, const 
 }  // namespace
 
 int GateCmd(const std::vector<std::string>& args) {
+  if (IsInterleavedGate(args)) return InterleavedGateCmd(args);
   const po::options_description desc = GateOptions();
   po::variables_map vm;
   if (!Parse(args, desc, {}, vm, kUsage)) return kExitOk;
@@ -335,6 +349,8 @@ int GateCmd(const std::vector<std::string>& args) {
   if (!b.rolling_label.empty()) for_history.run.label.clear();
   gate::GateInputs in{b.baseline, b.anchor, LoadHistory(*store, b.baseline, for_history), plan, {}};
   for (const auto& v : variants) in.variants.push_back(VariantKeyOf(v));
+  in.kind = KindOf(ref, b.baseline);
+  if (b.anchor) in.anchor_kind = KindOf(vm["anchor"].as<std::string>(), *b.anchor);
   StoreRunner runner(*store, settings, cand.run.id);
   const auto outcome = gate::RunGate(in, cand, runner, [](const std::string& line) { std::cerr << line << "\n"; });
   store->FinishRun(cand.run.id, RunStatus::kComplete, outcome.Verdict());

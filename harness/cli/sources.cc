@@ -189,6 +189,11 @@ RunData LoadRunData(Store* store, const std::string& ref, const char* role) {
   return d;
 }
 
+VerdictKind KindOf(const std::string& ref, const RunData& d) {
+  if (gate::RollingLabel(ref)) return VerdictKind::kRolling;
+  return d.source.rfind("baseline ", 0) == 0 ? VerdictKind::kStoredBaseline : VerdictKind::kStoredRuns;
+}
+
 RunData LoadRuns(Store& store, const std::vector<int64_t>& ids, const std::string& ref, const char* role) {
   RunData d;
   d.run_ids = ids;

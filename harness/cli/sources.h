@@ -67,6 +67,10 @@ RunData LoadRuns(Store& store, const std::vector<int64_t>& ids, const std::strin
 // the candidate's runs), anything else LoadRunData. InconclusiveError (exit
 // 3) when the window has too few runs; UsageError for --last without label:.
 RunData LoadBaselineRef(Store* store, const std::string& ref, int last, const RunData& candidate, const Policy& policy);
+// The kind of verdict a comparison against `ref` (loaded as `d`) gives:
+// rolling for label:NAME, stored baseline for a baseline name or export,
+// else stored runs.
+VerdictKind KindOf(const std::string& ref, const RunData& d);
 
 // --policy FILE, else $PERFBENCH_POLICY, else Policy::Default(); UsageError
 // naming the problem in the file.

@@ -61,6 +61,31 @@ std::string_view ToString(Overall o) {
   return "?";
 }
 
+std::string_view ToString(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::kStoredRuns: return "stored_runs";
+    case VerdictKind::kStoredBaseline: return "stored_baseline";
+    case VerdictKind::kRolling: return "rolling_baseline";
+    case VerdictKind::kInterleaved: return "interleaved";
+  }
+  return "?";
+}
+
+std::string KindNote(VerdictKind k) {
+  // Each within a 120-column table line after "kind: ".
+  switch (k) {
+    case VerdictKind::kInterleaved:
+      return "interleaved: the reference and the candidate ran now, in alternating processes (slow periods cancel)";
+    case VerdictKind::kStoredBaseline:
+      return "stored baseline: numbers stored earlier; a machine that moved since moves the verdict (see each mde)";
+    case VerdictKind::kRolling:
+      return "rolling baseline: this machine's last runs of a label; a machine that moved moves the verdict (see mde)";
+    case VerdictKind::kStoredRuns:
+      return "stored runs: two runs of different moments; a machine that moved between them moves the verdict (see mde)";
+  }
+  return "";
+}
+
 int Comparison::Count(Verdict v) const {
   return static_cast<int>(std::count_if(metrics.begin(), metrics.end(), [&](const auto& m) { return m.verdict == v; }));
 }
@@ -771,6 +796,7 @@ std::vector<double> PairChanges(const std::string& key, bool absolute, const std
 
 Comparison ComparePaired(const PairedData& d, const Policy& policy, const History& history) {
   Comparison c;
+  c.kind = VerdictKind::kInterleaved;
   Differences(d.a, d.b, c);
   const auto base = Index(d.a), cand = Index(d.b);
   std::vector<std::map<std::string, double>> ma, mb;

@@ -107,6 +107,23 @@ int SeverityRank(Verdict v);
 enum class Overall { kPass, kRegression, kInconclusive, kReport };
 std::string_view ToString(Overall o);
 
+// What a verdict compares, and so what it can resolve on a machine that
+// moves (docs/verdicts.md). The names are part of the JSON contract.
+// - interleaved: the reference and the candidate ran now, in alternating
+//   processes (ab, gate --reference-bin/--reference-model): the machine's
+//   slow periods cancel in each pair's ratio;
+// - stored baseline: a baseline stored earlier (a name or an export file);
+// - rolling baseline: the last runs of a label on this machine (gate/compare
+//   label:NAME), after its last change point;
+// - stored runs: two stored runs, labels or files (compare v1 v2).
+// The last three set numbers from another moment against this one: they
+// resolve what the machine's run-to-run spread allows (each verdict's mde).
+enum class VerdictKind { kStoredRuns, kStoredBaseline, kRolling, kInterleaved };
+std::string_view ToString(VerdictKind k);  // "stored_runs", "stored_baseline", "rolling_baseline", "interleaved"
+// One line for reports, under 115 characters: "interleaved: the reference
+// and the candidate ran now, in alternating processes (slow periods cancel)".
+std::string KindNote(VerdictKind k);
+
 // A run's data to compare: one run, or several runs pooled (a label naming
 // several runs: samples of matching results are concatenated).
 struct RunData {
@@ -206,6 +223,7 @@ struct Comparison {
   // control moved between A and B" in a paired comparison).
   std::vector<std::string> machine_changes;
   Overall verdict = Overall::kPass;
+  VerdictKind kind = VerdictKind::kStoredRuns;  // ComparePaired: interleaved; callers set the others
   int Count(Verdict v) const;
   // Judged metrics (tested, neither informational nor control) whose
   // detectable effect is unknown or above the policy's mde.

@@ -201,7 +201,7 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
     for (const auto& d : c.software) o << "  " << d.field << ": " << d.baseline << " -> " << d.candidate << "\n";
   }
   for (const auto& change : c.machine_changes) o << change << "\n";
-  o << "\n";
+  o << "kind: " << KindNote(c.kind) << "\n\n";
   // Within the table width, the reason of a verdict that is not "unchanged"
   // goes on a line of its own under its row; --wide keeps the column.
   const bool inline_reasons = MaxTableWidth() == 0;
@@ -238,7 +238,8 @@ std::string ComparisonTable(const Comparison& c, const RunData& a, const RunData
 std::string ComparisonMarkdown(const Comparison& c, const RunData& a, const RunData& b, bool only_changed) {
   std::ostringstream o;
   o << "### perfbench: " << ToString(c.verdict) << "\n\n"
-    << "Baseline " << RunName(a) << ", candidate " << RunName(b) << ". " << Summary(c) << ".\n\n";
+    << "Baseline " << RunName(a) << ", candidate " << RunName(b) << ". " << Summary(c) << ".\n\n"
+    << "Kind: " << MdCell(KindNote(c.kind)) << ".\n\n";
   if (const std::string h = DetectableHeadline(c, "This comparison"); !h.empty()) o << h << ".\n\n";
   if (const std::string u = UnresolvedNote(c); !u.empty()) o << "**" << MdCell(u) << "**\n\n";
   for (const auto& change : c.machine_changes) o << "**" << MdCell(change) << "**\n\n";
@@ -335,11 +336,13 @@ nlohmann::ordered_json ComparisonJson(const Comparison& c, const RunData& a, con
   // from history). 3: machine_changes (the control), and `control` per metric.
   // 4: per metric mde, policy_mde, se, df (the detectable effect);
   // detectable (the headline) and unresolved (a pass that cannot resolve
-  // its policy's mde; null otherwise).
-  doc["schema_version"] = 4;
+  // its policy's mde; null otherwise). 5: kind (VerdictKind: interleaved,
+  // stored_baseline, rolling_baseline, stored_runs).
+  doc["schema_version"] = 5;
   doc["baseline"] = run(a);
   doc["candidate"] = run(b);
   doc["verdict"] = ToString(c.verdict);
+  doc["kind"] = ToString(c.kind);
   nlohmann::ordered_json diffs = nlohmann::ordered_json::array();
   for (const auto* list : {&c.hardware, &c.software})
     for (const auto& d : *list) diffs.push_back({{"field", d.field}, {"baseline", d.baseline}, {"candidate", d.candidate}});
@@ -364,6 +367,7 @@ std::string ComparisonJunit(const Comparison& c, const RunData& a, const RunData
   o << "  <testsuite name=\"" << Xml("perfbench " + RunName(a) + " vs " + RunName(b)) << "\" tests=\""
     << c.metrics.size() << "\" failures=\"" << c.Count(Verdict::kRegression) << "\" errors=\"0\" skipped=\""
     << c.Count(Verdict::kInconclusive) + c.Count(Verdict::kMissing) << "\">\n";
+  o << "    <properties><property name=\"kind\" value=\"" << ToString(c.kind) << "\"/></properties>\n";
   for (const auto& m : c.metrics) {
     o << "    <testcase classname=\"" << Xml(m.suite + "." + m.workload + "." + m.params.Encode()) << "\" name=\""
       << Xml(m.metric) << "\">";

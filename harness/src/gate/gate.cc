@@ -12,8 +12,10 @@ namespace {
 
 constexpr int kExitOk = 0, kExitRegression = 1, kExitInconclusive = 3, kExitRuntime = 4;
 
-Comparison CompareWith(const GateInputs& in, const RunData& baseline, const RunData& candidate) {
-  return Compare(baseline, candidate, in.plan.policy, false, in.history);
+Comparison CompareWith(const GateInputs& in, const RunData& baseline, VerdictKind kind, const RunData& candidate) {
+  Comparison c = Compare(baseline, candidate, in.plan.policy, false, in.history);
+  c.kind = kind;
+  return c;
 }
 
 std::string WorkloadOf(const MetricVerdict& m) { return m.suite + "/" + m.workload; }
@@ -62,13 +64,13 @@ void Confirm(const GateInputs& in, const RunData& candidate, ProcessRunner& runn
   o.confirm_processes = count;
   RunData again = candidate;
   again.results = ProcessesFrom(runner.Results(), first);
-  const auto settle = [&](Comparison& c, const RunData& base) {
-    const auto [yes, no] = SettleConfirmation(c, CompareWith(in, base, again), count);
+  const auto settle = [&](Comparison& c, const RunData& base, VerdictKind kind) {
+    const auto [yes, no] = SettleConfirmation(c, CompareWith(in, base, kind, again), count);
     o.confirmed += yes;
     o.unconfirmed += no;
   };
-  settle(o.comparison, in.baseline);
-  if (o.anchor) settle(*o.anchor, *in.anchor);
+  settle(o.comparison, in.baseline, in.kind);
+  if (o.anchor) settle(*o.anchor, *in.anchor, in.anchor_kind);
 }
 
 }  // namespace
@@ -143,7 +145,7 @@ GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runn
   o.processes = plan.first;
   o.rounds = 1;
   candidate.results = runner.Results();
-  o.comparison = CompareWith(in, in.baseline, candidate);
+  o.comparison = CompareWith(in, in.baseline, in.kind, candidate);
   for (int round = 1; round <= plan.extra_rounds; ++round) {
     const auto again = Undecided(o.comparison, in.variants);
     const int more = NextRound(plan, o.processes);
@@ -154,9 +156,9 @@ GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runn
     o.processes += more;
     ++o.rounds;
     candidate.results = runner.Results();
-    o.comparison = CompareWith(in, in.baseline, candidate);
+    o.comparison = CompareWith(in, in.baseline, in.kind, candidate);
   }
-  if (in.anchor) o.anchor = CompareWith(in, *in.anchor, candidate);
+  if (in.anchor) o.anchor = CompareWith(in, *in.anchor, in.anchor_kind, candidate);
   Confirm(in, candidate, runner, progress, o);
   return o;
 }

@@ -57,6 +57,9 @@ struct GateInputs {
   History history;
   GatePlan plan;
   std::vector<std::string> variants;  // VariantKeys the candidate runs
+  // The kinds of the baseline and the anchor (a baseline name or export,
+  // a rolling window, stored runs), stated with every verdict.
+  VerdictKind kind = VerdictKind::kStoredBaseline, anchor_kind = VerdictKind::kStoredBaseline;
 };
 
 // The one-sided level a confirmation round tests a regression at.
