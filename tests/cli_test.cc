@@ -360,6 +360,23 @@ TEST_F(Compare, ASlowerCandidateIsARegressionWithExitOne) {
     const double f = res["metric"] == "throughput" ? 0.8 : res["metric"] == "step_time" ? 1.25 : 1.0;
     for (auto& s : res["samples"]) s = s.get<double>() * f;
   }
+  // One run a side and no earlier runs: the change could be the moment the
+  // runs happened in, so compare does not call it, and says how to resolve it.
+  std::ofstream(dir_ / "slow.json") << doc.dump();
+  auto unknown = Run("compare base slow.json --format json");
+  EXPECT_EQ(unknown.code, 0) << unknown.err;
+  EXPECT_EQ(nlohmann::json::parse(unknown.out)["verdict"], "inconclusive");
+  for (const auto& m : nlohmann::json::parse(unknown.out)["metrics"])
+    if (m["metric"] == "throughput") {
+      EXPECT_EQ(m["verdict"], "inconclusive");
+      EXPECT_NE(m["reason"].get<std::string>().find("cannot be told from the moment the runs happened in"),
+                std::string::npos) << m["reason"];
+      EXPECT_TRUE(m["mde"].is_null());
+    }
+  EXPECT_EQ(Run("compare base slow.json --strict").code, 3);
+  // Five earlier runs of the variant, of any label, teach the machine's spread.
+  for (int i = 0; i < 3; ++i)
+    ASSERT_EQ(Run("run --suite selftest --filter mode:ok --repetitions 8 --processes 1 --format none").code, 0);
   Import(doc, "slow");
   auto r = Run("compare base slow --format json");
   EXPECT_EQ(r.code, 1) << r.err;

@@ -10,6 +10,7 @@
 #include "common.h"
 #include "compare/compare.h"
 #include "report/run_report.h"
+#include "gate/history.h"
 #include "gate/window.h"
 #include "sources.h"
 
@@ -32,6 +33,12 @@ constexpr const char* kCompareUsage =
     "last N usable runs of NAME before B (see `perfbench gate --help`). q-values are\n"
     "Benjamini-Hochberg across metrics. A metric's limit is the policy's, raised to its\n"
     "noise floor (Q3 + 3 IQR of run-to-run changes) when 5 or more earlier runs exist.\n"
+    "Earlier runs: the store's runs before B, of any label, that measured the same results\n"
+    "under the same conditions (the last 30). Two runs' processes share each run's moment\n"
+    "(a shared machine runs slower for tens of seconds at a time): with one run on a side\n"
+    "and fewer than 5 earlier runs, a metric whose samples vary is never called a change but\n"
+    "inconclusive, saying how to resolve it (`perfbench ab`, `gate --reference-bin`, or 5\n"
+    "runs a side). The verdict's kind: stored_runs, stored_baseline or rolling_baseline.\n"
     "A and B are, looked up in this order: a JSON file (a path ending in .json or holding a\n"
     "'/': baseline export, show JSON or Google Benchmark JSON), a baseline name, a label (a\n"
     "label naming several runs pools their samples), a run id, or `latest`. Exit 0 no\n"
@@ -83,7 +90,8 @@ kCompareUsage))
                                     vm.count("last") ? vm["last"].as<int>() : 0, b, policy);
   Comparison c;
   try {
-    c = Compare(a, b, policy, vm["across-hardware"].as<bool>(), store ? LoadHistory(*store, a, b) : History{});
+    c = Compare(a, b, policy, vm["across-hardware"].as<bool>(), store ? gate::LoadMachineHistory(*store, a, b) : History{},
+                /*require_known_moment=*/true);
     c.kind = KindOf(vm["baseline"].as<std::string>(), a);
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());

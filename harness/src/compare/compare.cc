@@ -210,6 +210,12 @@ void Judge(MetricVerdict& m, double alpha) {
     else
       m.reason = what + ": interval crosses the " + MarginText(m) + " margin; more samples would decide";
   }
+  if (m.moment_unknown && (m.verdict == Verdict::kRegression || m.verdict == Verdict::kImprovement)) {
+    m.verdict = Verdict::kInconclusive;
+    m.reason = what + ": one run a side and no earlier runs of it here to learn this machine's run-to-run spread "
+               "from (5 needed), so the change cannot be told from the moment the runs happened in; resolve it "
+               "interleaved (`perfbench ab`, `gate --reference-bin`) or with 5 runs a side (a label)";
+  }
 }
 
 namespace {
@@ -413,6 +419,12 @@ void ReportUnpairedFloor(MetricVerdict& m, const History& h, const std::string& 
   m.floor_for_test = 0;
 }
 
+// Every sample the same (a deterministic metric: bytes, a count): no
+// moment of the machine moves it.
+bool Constant(const std::vector<double>& v) {
+  return std::all_of(v.begin(), v.end(), [&](double x) { return x == v.front(); });
+}
+
 bool AllPositive(const std::vector<double>& v) {
   return std::all_of(v.begin(), v.end(), [](double x) { return x > 0; });
 }
@@ -549,7 +561,7 @@ bool MarkInformational(MetricVerdict& m) {
 // The detectable effect of a tested metric at the process level, in a
 // family of `family` judged metrics (see detectable.h).
 void SetDetectable(MetricVerdict& m, size_t family, double alpha) {
-  if (m.level != Level::kProcess || m.between_unknown || !(m.df > 0)) return;
+  if (m.level != Level::kProcess || m.between_unknown || m.moment_unknown || !(m.df > 0)) return;
   const double limit = m.absolute ? m.threshold : std::log1p(m.threshold);
   const double shift = DetectableShift(m.se, m.df, limit, family, alpha, kMdePower);
   m.mde = m.absolute ? shift : RelativeRegression(shift, m.higher_is_better);
@@ -707,7 +719,8 @@ void AddIdentityChange(Comparison& c, const ResultRecord* ra, const ResultRecord
 }
 
 Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, bool across_hardware,
-                   const History& history) {
+                   const History& history, bool require_known_moment) {
+  const size_t runs_a = std::max(a.run_count, a.run_ids.size()), runs_b = std::max(b.run_count, b.run_ids.size());
   Comparison c;
   c.across_hardware = across_hardware;
   Differences(a, b, c);
@@ -733,6 +746,9 @@ Comparison Compare(const RunData& a, const RunData& b, const Policy& policy, boo
       // The control measures the machine's moment itself: judged as before.
       m.between_unknown =
           !m.control && std::min(m.processes_baseline, m.processes_candidate) < 2 && m.history_runs == 0;
+      m.moment_unknown = require_known_moment && !m.control && !m.between_unknown && m.level == Level::kProcess &&
+                         std::min(runs_a, runs_b) < 2 && !(m.run_var > 0) && m.history_runs == 0 &&
+                         !(Constant(ra->samples) && Constant(rb->samples));
       pending = !MarkInformational(m);
     }
     c.metrics.push_back(std::move(m));

@@ -204,6 +204,11 @@ struct MetricVerdict {
   // A side has one process and no noise floor from history applies: the
   // between-process noise is unknown, so no verdict but inconclusive.
   bool between_unknown = false;
+  // compare (require_known_moment): one run on a side, no earlier runs to
+  // learn the run-to-run spread from (neither a run moment nor a noise
+  // floor), and samples that vary: a change could be the moment the runs
+  // happened in, so it is inconclusive and the detectable effect unknown.
+  bool moment_unknown = false;
   bool Resolves() const { return has_mde && mde <= policy_mde; }
   Verdict verdict = Verdict::kInconclusive;
   std::string reason;
@@ -268,8 +273,11 @@ double NoiseFloor(const std::vector<std::vector<double>>& series, size_t* runs);
 Overall OverallVerdict(const Comparison& c);
 
 // Throws IncomparableError when hardware differs and !across_hardware.
+// require_known_moment (compare v1 v2): a metric measured in one run on a
+// side, with no history to learn the machine's run-to-run spread from and
+// samples that vary, is never called a change (MetricVerdict::moment_unknown).
 Comparison Compare(const RunData& baseline, const RunData& candidate, const Policy& policy, bool across_hardware,
-                   const History& history = {});
+                   const History& history = {}, bool require_known_moment = false);
 
 // Paired runs (perfbench ab): pair i is a_pairs[i] and b_pairs[i], run back
 // to back; `a` and `b` pool each side (presence, medians, fingerprints).

@@ -80,8 +80,11 @@ std::string DetectableHeadline(const Comparison& c, const std::string& who) {
     const std::string name = std::string(pattern) == "*" ? "" : std::string(pattern).substr(0, std::strlen(pattern) - 1) + " ";
     const auto unknown = std::count_if(group.begin(), group.end(), [](const auto* m) { return !m->has_mde; });
     if (unknown > 0)
-      return fmt::format("{} cannot state the {}regression it would catch: {} of {} metrics have one process on a side",
-                         who, name, unknown, group.size());
+      return fmt::format("{} cannot state the {}regression it would catch: {} of {} metrics have {}", who, name, unknown,
+                         group.size(),
+                         std::any_of(group.begin(), group.end(), [](const auto* m) { return m->moment_unknown; })
+                             ? "one run a side, no history"
+                             : "one process on a side");
     const auto* worst = *std::max_element(group.begin(), group.end(), [](const auto* x, const auto* y) { return x->mde < y->mde; });
     return fmt::format("{} catches {}regressions of {:.1f}% or more ({:.0f}% power; the least sensitive of {} metrics)",
                        who, name, 100 * worst->mde, 100 * kMdePower, group.size());
@@ -97,7 +100,9 @@ std::string UnresolvedNote(const Comparison& c) {
     return !x->has_mde ? false : !y->has_mde ? true : x->mde < y->mde;
   });
   const std::string what = worst->suite + "/" + worst->workload + "/" + worst->params.Encode() + " " + worst->metric;
-  if (!worst->has_mde) return fmt::format("pass, but cannot resolve any change of {} (one process on a side)", what);
+  if (!worst->has_mde)
+    return fmt::format("pass, but cannot resolve any change of {} ({})", what,
+                       worst->moment_unknown ? "one run a side, no earlier runs here" : "one process on a side");
   return fmt::format("pass, but cannot resolve {}: {} of {} metrics have a detectable effect above the policy's mde "
                      "(worst: {}, policy mde {})",
                      MdeText(*worst), un.size(), c.metrics.size(), what,

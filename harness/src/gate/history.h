@@ -21,4 +21,13 @@ bool SameHostConditions(const Store& store, const RunRecord& r, const RunRecord&
 // series of run medians per result key.
 History LoadHistory(Store& store, const RunData& baseline, const RunData& candidate);
 
+// `compare`'s history: the baseline's stored runs and the store's earlier
+// runs of any label that measured one of the compared results, under the
+// same conditions (SameHostConditions) and not rejected by a gate, the last
+// kMaxHistoryRuns of them (scanning at most kMachineHistoryScan runs, newest
+// first). A build that changed speed between them raises the learned spread,
+// never lowers it: what it costs is power, not false changes.
+inline constexpr size_t kMachineHistoryScan = 300;
+History LoadMachineHistory(Store& store, const RunData& baseline, const RunData& candidate);
+
 }  // namespace perfbench::gate
