@@ -90,5 +90,21 @@ TEST_F(PolicyFile, AGoodFileRefinesTheDefaults) {
   EXPECT_DOUBLE_EQ(loaded_.For(r).value, 3);
 }
 
+TEST(Policy, TheControlNormalisedThroughputIsInformationalUntilAskedFor) {
+  ResultRecord r;
+  r.suite = "amp";
+  r.workload = "mlp";
+  r.metric = "throughput_per_control";
+  Policy p = Policy::Default();
+  EXPECT_TRUE(p.For(r).informational);
+  r.metric = "throughput";
+  EXPECT_FALSE(p.For(r).informational);
+  p.JudgePerControl();  // --per-control
+  EXPECT_TRUE(p.For(r).informational);
+  r.metric = "throughput_per_control";
+  EXPECT_FALSE(p.For(r).informational);
+  EXPECT_DOUBLE_EQ(p.For(r).value, 0.05);
+}
+
 }  // namespace
 }  // namespace perfbench

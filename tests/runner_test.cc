@@ -29,6 +29,8 @@ class FakeBackend final : public DeviceBackend {
     if (++end_steps == end_step_throws_at) throw std::runtime_error("CUDA error: device-side assert triggered");
     return -1;
   }
+  double ControlBlock(const std::string&) override { return control_s; }
+  double control_s = -1;  // the control block's seconds; negative: none
   int end_steps = 0, end_step_throws_at = -1;
   bool memory_throws = false;
   void Allocate(int64_t n) {
@@ -50,6 +52,7 @@ struct Script {
   double fast_s = 0, slow_s = 0;
   bool verify_fails = false;
   bool undeclared = false;
+  double step_scale = 1;  // multiplies every step's seconds
 };
 
 class Scripted final : public Workload {
@@ -73,7 +76,7 @@ class Scripted final : public Workload {
       s_->backend->Allocate(-50);
     }
     // "ref" takes 2 ms per step, every other variant 1 ms.
-    rec.SetStepSeconds(name_ == "ref" ? 2e-3 : 1e-3);
+    rec.SetStepSeconds((name_ == "ref" ? 2e-3 : 1e-3) * s_->step_scale);
     rec.SetItemsProcessed(10);
     rec.Add("step_index", steps_);
     rec.Add("loss", name_ == "ref" ? 1.0 : 1.25);
@@ -135,6 +138,31 @@ TEST(Runner, DiscardsWarmupAndRecordsEachRepetition) {
   EXPECT_EQ(out[0].samples.at("step_index"), (std::vector<double>{4, 5, 6, 7, 8}));
   EXPECT_EQ(out[0].samples.at("step_time").size(), 5u);
   EXPECT_DOUBLE_EQ(out[0].samples.at("throughput")[0], 10 / 2e-3);
+}
+
+// The control block after each timed step (kThroughputPerControl): a machine
+// that runs slower slows the step and the block alike and the metric stays;
+// a slower step alone (the code) moves it.
+TEST(Runner, TheControlBlockCancelsAMachineSlowdownButNotACodeSlowdown) {
+  const auto run = [](double machine, double code, bool control) {
+    Script s;
+    s.step_scale = machine * code;
+    FakeBackend backend;
+    backend.control_s = 1e-3 * machine;
+    auto w = Make(&s, {"ref"});
+    w.info.metrics.push_back(kThroughputPerControl);
+    RunSettings settings = Settings(1, 4);
+    settings.control = control;
+    Runner runner(settings, backend);
+    return runner.RunGroup(Group(w))[0].samples;
+  };
+  const auto base = run(1, 1, true), slow_machine = run(1.5, 1, true), slow_code = run(1, 1.1, true);
+  ASSERT_EQ(base.at("throughput_per_control").size(), 4u);
+  EXPECT_DOUBLE_EQ(base.at("throughput_per_control")[0], 10 / 2e-3 * 1e-3);  // samples in one block's time
+  EXPECT_NEAR(slow_machine.at("throughput")[0] / base.at("throughput")[0], 1 / 1.5, 1e-12);
+  EXPECT_NEAR(slow_machine.at("throughput_per_control")[0] / base.at("throughput_per_control")[0], 1, 1e-12);
+  EXPECT_NEAR(slow_code.at("throughput_per_control")[0] / base.at("throughput_per_control")[0], 1 / 1.1, 1e-12);
+  EXPECT_EQ(run(1, 1, false).count("throughput_per_control"), 0u);  // --no-control: no blocks
 }
 
 TEST(Runner, InterleavesTheVariantsOfAGroup) {

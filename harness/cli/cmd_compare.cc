@@ -20,7 +20,7 @@ namespace {
 constexpr const char* kCompareUsage =
     "usage: perfbench compare A B [--last N] [--db PATH] [--format table|markdown|json|junit]\n"
     "                         [--output FILE] [--policy FILE] [--only-changed] [--across-hardware]\n"
-    "                         [--strict]\n\n"
+    "                         [--strict] [--per-control]\n\n"
     "Compares candidate B with baseline A, metric by metric, and gives a verdict per metric\n"
     "(regression, improvement, unchanged, inconclusive, missing, new). Processes are the\n"
     "independent samples: when both sides hold 2 or more processes (run --processes, a\n"
@@ -69,7 +69,10 @@ int CompareCmd(const std::vector<std::string>& args) {
        "thresholds (default: $PERFBENCH_POLICY, else built-in defaults; see baselines/policy.json)")
       ("only-changed", po::bool_switch(), "leave unchanged metrics out of the report")
       ("across-hardware", po::bool_switch(), "compare runs on different hardware: ratios and intervals, no pass/fail")
-      ("strict", po::bool_switch(), "exit 3 when any metric is inconclusive or missing (a decision is required)");
+      ("strict", po::bool_switch(), "exit 3 when any metric is inconclusive or missing (a decision is required)")
+      ("per-control", po::bool_switch(),
+       "judge throughput_per_control (throughput against the control block after each step: a machine-wide slowdown "
+       "cancels) and report raw throughput as informational");
   AddWideOption(desc);
   AddDbOption(desc);
   po::variables_map vm;
@@ -79,7 +82,8 @@ kCompareUsage))
   if (!vm.count("baseline") || !vm.count("candidate")) throw UsageError("needs two runs: compare A B");
   const std::string format =
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit"});
-  const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
+  Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
+  if (vm["per-control"].as<bool>()) policy.JudgePerControl();
   // Two files need no database.
   std::unique_ptr<Store> store;
   if (!LooksLikeFile(vm["baseline"].as<std::string>()) || !LooksLikeFile(vm["candidate"].as<std::string>()) ||

@@ -32,7 +32,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: perfbench gate --baseline NAME|FILE|label:NAME [--last N] [--anchor NAME|FILE]\n"
     "                      [--plan] [--processes K] [--max-processes N] [--max-seconds S] [--confirm K]\n"
-    "                      [--require-mde] [--policy FILE] [--allow-inconclusive]\n"
+    "                      [--require-mde] [--per-control] [--policy FILE] [--allow-inconclusive]\n"
     "                      [--format table|markdown|json|junit|none] [--output FILE]\n"
     "                      [--junit FILE] [--markdown FILE] [--json FILE] [--label L]\n"
     "                      [--repetitions N] [--warmup N] [--threads N] [--device D] [--seed N]\n"
@@ -94,6 +94,9 @@ po::options_description GateOptions() {
       ("confirm", po::value<int>()->value_name("K"),
        "fresh processes a regression must show again in to fail the gate (default: the first round's, at least 3; 0: none)")
       ("require-mde", po::bool_switch(), "exit 3 when a pass cannot resolve the policy's mde")
+      ("per-control", po::bool_switch(),
+       "judge throughput_per_control (throughput against the control block after each step: a machine-wide slowdown "
+       "cancels) and report raw throughput as informational")
       ("policy", po::value<std::string>()->value_name("FILE"),
        "thresholds (default: $PERFBENCH_POLICY, else built-in defaults; see baselines/policy.json)")
       ("format", po::value<std::string>()->default_value("table")->value_name("F"),
@@ -315,7 +318,8 @@ int GateCmd(const std::vector<std::string>& args) {
       CheckChoice("--format", vm["format"].as<std::string>(), {"table", "markdown", "json", "junit", "none"});
   const std::string ref = vm["baseline"].as<std::string>();
   const bool rolling = gate::RollingLabel(ref).has_value();
-  const Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
+  Policy policy = LoadPolicy(vm.count("policy") ? vm["policy"].as<std::string>() : "");
+  if (vm["per-control"].as<bool>()) policy.JudgePerControl();
   // A baseline name needs the database to exist; a file does not.
   auto store = OpenStore(vm, LooksLikeFile(ref) && !rolling ? Store::Mode::kCreate : Store::Mode::kExisting);
   // A rolling window is chosen for the candidate's conditions: those of the

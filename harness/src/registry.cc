@@ -54,6 +54,11 @@ const InternalCommand* FindInternalCommand(const std::string& name) {
 }
 
 bool RegisterWorkload(WorkloadInfo info, WorkloadFactory factory) {
+  // The runner times the steps of a workload without an engine: one that
+  // reports throughput gets its control-normalised throughput too (not the
+  // hidden suites: the control itself, and selftest's synthetic step times).
+  if (!info.engine && !info.hidden && info.FindMetric("throughput") && !info.FindMetric(kThroughputPerControl.name))
+    info.metrics.push_back(kThroughputPerControl);
   Registry().push_back({std::move(info), std::move(factory)});
   return true;
 }

@@ -203,6 +203,7 @@ class GroupRun {
   void Project(Live& v, int warmups_left);
   bool Lockstep() const;
   void FitQuickBudget(Live& v, int warmups_left);
+  void ControlBlock(Live& v, double throughput);
   void SetSoftBudget(double share_s);
   RunContext Context(const Live& v) const {
     return {v.outcome.variant.params, s_, process_seed_, soft_budget_s_, process_budget_s_};
@@ -337,6 +338,7 @@ void GroupRun::Step(Live& v, bool record, const std::string& phase) {
   const double seconds = rec.manual_seconds_ >= 0 ? rec.manual_seconds_ : device_s >= 0 ? device_s : host_s;
   phases_->timed_s += t1 - t_begin;
   Record(v, rec, seconds, peak_bytes, mem.ok);
+  ControlBlock(v, rec.items_ > 0 && seconds > 0 ? rec.items_ / seconds : 0);
   if (tick_) tick_(Fraction());
   if (v.spent_s > s_.timeout_s && v.done < v.target)
     Fail(v, fmt::format("time limit of {:g} s exceeded after {} of {} repetitions", s_.timeout_s, v.done, v.target));
@@ -465,6 +467,23 @@ void GroupRun::Record(Live& v, const Recorder& rec, double seconds, int64_t peak
   }
   for (const auto& [metric, value] : rec.values_) s[metric].push_back(value);
   ++v.done;
+}
+
+// kThroughputPerControl: the control block right after a timed step (not
+// under a launcher's lockstep, nor with --no-control), and the step's
+// throughput times the block's seconds. Outside the step's clock; its time
+// counts against the variant's budget.
+void GroupRun::ControlBlock(Live& v, double throughput) {
+  if (!s_.control || Lockstep() || !(throughput > 0) || !info_.FindMetric(kThroughputPerControl.name)) return;
+  const double t0 = now_();
+  double block_s = -1;
+  const Status st = Guarded("control block", [&] {
+    block_s = backend_.ControlBlock(s_.device);
+    return Status::Ok();
+  });
+  v.spent_s += now_() - t0;
+  if (!st.ok()) return Fail(v, st.message());
+  if (block_s > 0) v.outcome.samples[kThroughputPerControl.name].push_back(throughput * block_s);
 }
 
 std::string GroupRun::SlowText(const Live& v, double step_s) const {

@@ -8,10 +8,13 @@
 #include <dlfcn.h>
 
 #include <atomic>
+#include <chrono>
 #include <mutex>
 #include <optional>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
+#include <torch/torch.h>
 #include <ATen/Parallel.h>
 #include <c10/core/CPUAllocator.h>
 #include <torch/cuda.h>
@@ -178,6 +181,34 @@ class TorchBackend final : public DeviceBackend {
     if (device == "cuda") torch::cuda::synchronize();
   }
 
+  // Pinned: fp32 at IEEE precision whatever the variant's math mode (restored
+  // after), the same inputs every time, the host clock between two
+  // synchronisations.
+  double ControlBlock(const std::string& device) override {
+    const torch::Device dev(device == "cuda" ? torch::kCUDA : torch::kCPU);
+    auto& [a, b] = control_inputs_[device];
+    if (!a.defined()) {
+      auto g = at::make_generator<at::CPUGeneratorImpl>(42);
+      a = torch::randn({256, 256}, g, torch::kFloat32).to(dev);
+      b = torch::randn({256, 256}, g, torch::kFloat32).to(dev);
+    }
+    auto& ctx = at::globalContext();
+    const auto backend = device == "cuda" ? at::Float32Backend::CUDA : at::Float32Backend::MKLDNN;
+    const at::Float32Precision before = ctx.float32Precision(backend, at::Float32Op::MATMUL);
+    ctx.setFloat32Precision(backend, at::Float32Op::MATMUL, at::Float32Precision::IEEE);
+    torch::NoGradGuard no_grad;
+    // One untimed call first: what the step left in the caches is the
+    // code's, and must not move the control.
+    torch::mm(a, b);
+    Synchronize(device);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kControlBlockCalls; ++i) torch::mm(a, b);
+    Synchronize(device);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ctx.setFloat32Precision(backend, at::Float32Op::MATMUL, before);
+    return seconds;
+  }
+
   void BeginStep(const std::string& device) override {
 #ifdef PERFBENCH_WITH_CUDA
     if (device == "cuda") {
@@ -339,6 +370,7 @@ class TorchBackend final : public DeviceBackend {
 #endif
   std::string step_name_;
   std::unique_ptr<at::RecordFunction> step_scope_;
+  std::map<std::string, std::pair<torch::Tensor, torch::Tensor>> control_inputs_;  // ControlBlock's, by device
 };
 
 [[maybe_unused]] const bool installed = InstallDeviceBackend(std::make_unique<TorchBackend>());

@@ -89,6 +89,17 @@ class DeviceBackend {
     (void)device;
     return "";
   }
+  // The control block measured after each timed step (kThroughputPerControl):
+  // a pinned fp32 GEMM, n = 256, kControlBlockCalls calls on `device` after
+  // an untimed one, synchronised; returns its seconds, or a negative number
+  // where this backend has none. 16 calls (about 2 ms on the 2-core Xeon):
+  // with 8, a block shorter than the scheduler's slices read the CPU share of
+  // two busy neighbours erratically (0.9x-1.7x of its step's slowdown).
+  static constexpr int kControlBlockCalls = 16;
+  virtual double ControlBlock(const std::string& device) {
+    (void)device;
+    return -1;
+  }
   // Adds library and device facts (torch, CUDA, cuDNN, NCCL, GPUs).
   virtual void AddFingerprint(nlohmann::json& fingerprint) const { (void)fingerprint; }
 };

@@ -11,9 +11,13 @@
 
 namespace perfbench {
 
+void Policy::JudgePerControl() {
+  defaults.insert(defaults.begin(), {{"throughput_per_control", {false, 0.05}}, {"throughput", {false, 0.05, true}}});
+}
+
 Policy Policy::Default() {
   Policy p;
-  p.defaults = {{"throughput*", {false, 0.05}}, {"step_time*", {false, 0.05}}, {"latency*", {false, 0.05}},
+  p.defaults = {{"throughput_per_control", {false, 0.05, true}}, {"throughput*", {false, 0.05}}, {"step_time*", {false, 0.05}}, {"latency*", {false, 0.05}},
                 {"peak_memory", {false, 0.02}}, {"peak_rss", {false, 0.05, true}},   {"model_bytes", {false, 0.02}},
                 {"loss_delta", {true, 0.02}},   {"loss", {true, 0.05, true}},        {"accuracy*", {true, 0.01}},
                 {"speedup*", {false, 0.05, true}}, {"first_loss", {true, 0.05, true}},

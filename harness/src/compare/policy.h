@@ -39,6 +39,10 @@ struct Policy {
   // std::invalid_argument naming the problem.
   static Policy Load(const std::string& path);
   Threshold For(const ResultRecord& r) const;
+  // --per-control: judge throughput_per_control (kThroughputPerControl) at
+  // 5% and report the raw throughput as informational, ahead of every
+  // default (a policy file's overrides still apply).
+  void JudgePerControl();
 };
 
 }  // namespace perfbench
