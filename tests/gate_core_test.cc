@@ -10,6 +10,7 @@
 #include <set>
 
 #include "compare/detectable.h"
+#include "exit_code.h"
 #include "gate/gate.h"
 #include "gate/plan.h"
 #include "gate/window.h"
@@ -439,6 +440,22 @@ TEST_F(Window, TooFewRunsIsAWindowErrorThatSaysWhy) {
   EXPECT_THROW(gate::SelectWindow(*store_, "nightly", 3, Conditions(), Policy::Default()), std::invalid_argument);
   EXPECT_EQ(gate::RollingLabel("label:nightly"), std::optional<std::string>("nightly"));
   EXPECT_EQ(gate::RollingLabel("nightly"), std::nullopt);
+}
+
+// One rule turns a verdict into an exit code (compare, ab, both gates), and
+// one table holds the codes' meanings (main's help, each command's).
+TEST(ExitCodes, OneRuleTurnsAVerdictIntoAnExitCode) {
+  EXPECT_EQ(VerdictExit(false, false, 0, false, false), kExitOk);
+  EXPECT_EQ(VerdictExit(true, false, 2, false, true), kExitRegression);  // a regression comes first
+  EXPECT_EQ(VerdictExit(false, true, 1, false, false), kExitRuntime);    // then a failure
+  EXPECT_EQ(VerdictExit(false, true, 0, false, false), kExitInconclusive);
+  EXPECT_EQ(VerdictExit(false, true, 0, true, false), kExitOk);          // --allow-inconclusive
+  EXPECT_EQ(VerdictExit(false, false, 0, true, true), kExitInconclusive);  // --require-mde
+  ASSERT_EQ(ExitMeanings().size(), 6u);
+  for (size_t i = 0; i < ExitMeanings().size(); ++i) {
+    EXPECT_EQ(static_cast<size_t>(ExitMeanings()[i].code), i);
+    EXPECT_GT(std::string(MeaningOf(ExitMeanings()[i].code)).size(), 5u);
+  }
 }
 
 }  // namespace

@@ -108,9 +108,7 @@ kCompareUsage))
   } else {
     std::cout << text;
   }
-  if (c.verdict == Overall::kRegression) return kExitRegression;
-  if (vm["strict"].as<bool>() && c.verdict == Overall::kInconclusive) return kExitInconclusive;
-  return kExitOk;
+  return ComparisonExit(c, 0, /*allow_inconclusive=*/!vm["strict"].as<bool>());
 }
 
 int ImportCmd(const std::vector<std::string>& args) {

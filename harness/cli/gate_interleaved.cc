@@ -153,10 +153,7 @@ int InterleavedGateCmd(const std::vector<std::string>& args) {
   if (const std::string u = UnresolvedNote(c); !u.empty()) std::cerr << "gate: " << u << "\n";
   std::cerr << "gate: " << ToString(c.verdict) << " (" << ToString(c.kind) << "; " << pairs << " pairs, runs labelled "
             << ref.label << " and " << cand.label << ")\n";
-  int code = ComparisonExit(c, failed, vm["allow-inconclusive"].as<bool>());
-  if (code == kExitOk && vm["require-mde"].as<bool>() && c.verdict == Overall::kPass && !c.Unresolved().empty())
-    code = kExitInconclusive;
-  return code;
+  return ComparisonExit(c, failed, vm["allow-inconclusive"].as<bool>(), vm["require-mde"].as<bool>());
 }
 
 }  // namespace perfbench::cli

@@ -1,5 +1,7 @@
 #include "help.h"
 
+#include "exit_code.h"
+
 #include <algorithm>
 #include <map>
 #include <ostream>
@@ -13,21 +15,8 @@ namespace {
 
 constexpr unsigned kLineLength = 100;  // with the usage text, every line within 120 columns
 
-// What each exit code means, as any command means it; commands list theirs.
-const std::map<int, const char*>& ExitMeanings() {
-  static const std::map<int, const char*> m = {
-      {0, "success"},
-      {1, "a regression (a metric moved the worse way beyond its limit)"},
-      {2, "usage or input error: bad flag or value, unknown suite or run, unreadable database or file"},
-      {3, "inconclusive where a decision was required"},
-      {4, "run-time failure: a workload failed (the others were recorded), or the store failed"},
-      {5, "not comparable: the runs are of other hardware or conditions"},
-  };
-  return m;
-}
-
 struct Contract {
-  std::vector<int> exits;
+  std::vector<ExitCode> exits;
   std::vector<std::string> env;
 };
 
@@ -45,24 +34,26 @@ const std::string kSlurm = "SLURM_PROCID SLURM_NTASKS SLURM_LOCALID SLURM_NODEID
 
 const std::map<std::string, Contract>& Contracts() {
   static const std::map<std::string, Contract> m = {
-      {"run", {{0, 2, 4}, {kDb, kMachine, kData, kComm, kProgress, kTorchrun, kSlurm}}},
-      {"list", {{0, 2}, {}}},
-      {"env", {{0, 2}, {}}},
-      {"runs", {{0, 2}, {kDb}}},
-      {"show", {{0, 2}, {kDb}}},
-      {"compare", {{0, 1, 2, 3, 5}, {kDb, kPolicy}}},
-      {"gate", {{0, 1, 2, 3, 4, 5}, {kDb, kPolicy, kData}}},
-      {"ab", {{0, 1, 2, 3, 4, 5}, {kDb, kPolicy}}},
-      {"peak", {{0, 2, 4}, {kDb}}},
-      {"profile", {{0, 2, 4}, {kDb, kData, kComm}}},
-      {"diagnose", {{0, 2, 4}, {kDb, kData}}},
-      {"advise", {{0, 2, 4}, {kDb, kPolicy, kData, kComm}}},
-      {"history", {{0, 1, 2}, {kDb}}},
-      {"procure", {{0, 2, 5}, {kDb}}},
-      {"report", {{0, 2}, {kDb, "PERFBENCH_DYGRAPHS_DIR  folder of dygraph.min.js (default: Debian's libjs-dygraphs)"}}},
-      {"baseline", {{0, 2, 5}, {kDb}}},
-      {"import", {{0, 2, 4}, {kDb}}},
-      {"push", {{0, 2, 4}, {kDb, kPg}}},
+      {"run", {{kExitOk, kExitUsage, kExitRuntime}, {kDb, kMachine, kData, kComm, kProgress, kTorchrun, kSlurm}}},
+      {"list", {{kExitOk, kExitUsage}, {}}},
+      {"env", {{kExitOk, kExitUsage}, {}}},
+      {"runs", {{kExitOk, kExitUsage}, {kDb}}},
+      {"show", {{kExitOk, kExitUsage}, {kDb}}},
+      {"compare", {{kExitOk, kExitRegression, kExitUsage, kExitInconclusive, kExitIncomparable}, {kDb, kPolicy}}},
+      {"gate",
+       {{kExitOk, kExitRegression, kExitUsage, kExitInconclusive, kExitRuntime, kExitIncomparable}, {kDb, kPolicy, kData}}},
+      {"ab", {{kExitOk, kExitRegression, kExitUsage, kExitInconclusive, kExitRuntime, kExitIncomparable}, {kDb, kPolicy}}},
+      {"peak", {{kExitOk, kExitUsage, kExitRuntime}, {kDb}}},
+      {"profile", {{kExitOk, kExitUsage, kExitRuntime}, {kDb, kData, kComm}}},
+      {"diagnose", {{kExitOk, kExitUsage, kExitRuntime}, {kDb, kData}}},
+      {"advise", {{kExitOk, kExitUsage, kExitRuntime}, {kDb, kPolicy, kData, kComm}}},
+      {"history", {{kExitOk, kExitRegression, kExitUsage}, {kDb}}},
+      {"procure", {{kExitOk, kExitUsage, kExitIncomparable}, {kDb}}},
+      {"report",
+       {{kExitOk, kExitUsage}, {kDb, "PERFBENCH_DYGRAPHS_DIR  folder of dygraph.min.js (default: Debian's libjs-dygraphs)"}}},
+      {"baseline", {{kExitOk, kExitUsage, kExitIncomparable}, {kDb}}},
+      {"import", {{kExitOk, kExitUsage, kExitRuntime}, {kDb}}},
+      {"push", {{kExitOk, kExitUsage, kExitRuntime}, {kDb, kPg}}},
   };
   return m;
 }
@@ -111,7 +102,7 @@ std::string HelpFooter(const std::string& command) {
   const auto it = Contracts().find(command);
   if (it == Contracts().end()) return "";
   std::string out = "\nexit codes:\n";
-  for (const int code : it->second.exits) out += "  " + std::to_string(code) + "  " + ExitMeanings().at(code) + "\n";
+  for (const ExitCode code : it->second.exits) out += "  " + std::to_string(code) + "  " + MeaningOf(code) + "\n";
   if (!it->second.env.empty()) {
     out += "\nenvironment:\n";
     for (const auto& e : it->second.env) out += "  " + e + "\n";

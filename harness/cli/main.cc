@@ -70,15 +70,9 @@ void PrintHelp(std::ostream& out) {
     std::string name = c.name;
     out << "  " << name << std::string(10 - name.size(), ' ') << c.summary << "\n";
   }
-  out << "\nexit codes:\n"
-         "  0  success (compare/gate: no regression)\n"
-         "  1  compare/gate: at least one regression\n"
-         "  2  usage or input error: bad flag or value, unknown suite or run,\n"
-         "     unreadable or foreign database file (nothing is changed on disk)\n"
-         "  3  compare/gate: inconclusive where a decision was required\n"
-         "  4  run-time failure: a workload failed (the others were recorded), or the store failed\n"
-         "  5  not comparable: runs of other hardware or conditions (compare, gate, ab, procure, baseline)\n"
-         "\nenvironment:\n"
+  out << "\nexit codes (each command's --help lists its own):\n";
+  for (const auto& e : ExitMeanings()) out << "  " << e.code << "  " << e.meaning << "\n";
+  out << "\nenvironment:\n"
          "  PERFBENCH_DB      database file when --db is not given (default ./perfbench.db)\n"
          "  PERFBENCH_POLICY  verdict policy file when --policy is not given\n"
          "  (and each command's own: perfbench <command> --help)\n";

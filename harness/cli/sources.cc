@@ -279,11 +279,9 @@ void WriteComparisonReports(const po::variables_map& vm, const std::string& form
     std::cout << render(format, StdoutIsTerminal());
 }
 
-int ComparisonExit(const Comparison& c, size_t failed, bool allow_inconclusive) {
-    if (c.verdict == Overall::kRegression) return kExitRegression;
-  if (failed) return kExitRuntime;
-  if (c.verdict == Overall::kInconclusive && !allow_inconclusive) return kExitInconclusive;
-  return kExitOk;
+int ComparisonExit(const Comparison& c, size_t failed, bool allow_inconclusive, bool require_mde) {
+  return VerdictExit(c.verdict == Overall::kRegression, c.verdict == Overall::kInconclusive, failed, allow_inconclusive,
+                     require_mde && c.verdict == Overall::kPass && !c.Unresolved().empty());
 }
 
 }  // namespace perfbench::cli

@@ -84,9 +84,10 @@ std::string RenderComparison(const std::string& format, const Comparison& c, con
 // --format on stdout or into --output.
 void WriteComparisonReports(const po::variables_map& vm, const std::string& format, const Comparison& c,
                             const RunData& a, const RunData& b);
-// Exit 1 regression, 4 failed workload or process, 3 inconclusive (unless
-// allowed), else 0.
-int ComparisonExit(const Comparison& c, size_t failed, bool allow_inconclusive);
+// VerdictExit (exit_code.h) of a comparison: 1 regression, 4 failed workload
+// or process, 3 inconclusive (unless allowed) or, with `require_mde`, a pass
+// that cannot resolve its mde; else 0.
+int ComparisonExit(const Comparison& c, size_t failed, bool allow_inconclusive, bool require_mde = false);
 
 // Writes through a temporary file and rename, so nobody reads half a file.
 void WriteAtomically(const std::string& path, const std::string& text, const std::string& flag);

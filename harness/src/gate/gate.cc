@@ -1,5 +1,7 @@
 #include "gate/gate.h"
 
+#include "exit_code.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,8 +11,6 @@
 
 namespace perfbench::gate {
 namespace {
-
-constexpr int kExitOk = 0, kExitRegression = 1, kExitInconclusive = 3, kExitRuntime = 4;
 
 Comparison CompareWith(const GateInputs& in, const RunData& baseline, VerdictKind kind, const RunData& candidate) {
   Comparison c = Compare(baseline, candidate, in.plan.policy, false, in.history);
@@ -164,12 +164,8 @@ GateOutcome RunGate(const GateInputs& in, RunData candidate, ProcessRunner& runn
 }
 
 int GateExit(const GateOutcome& o, bool allow_inconclusive, bool require_mde) {
-  if (o.Verdict() == "regression") return kExitRegression;
-  if (o.failed) return kExitRuntime;
-  if (o.Verdict() == "inconclusive" && !allow_inconclusive) return kExitInconclusive;
-  if (require_mde && o.comparison.verdict == Overall::kPass && !o.comparison.Unresolved().empty())
-    return kExitInconclusive;
-  return kExitOk;
+  return VerdictExit(o.Verdict() == "regression", o.Verdict() == "inconclusive", o.failed, allow_inconclusive,
+                     require_mde && o.comparison.verdict == Overall::kPass && !o.comparison.Unresolved().empty());
 }
 
 }  // namespace perfbench::gate
