@@ -404,7 +404,7 @@ std::vector<ResultRecord> Merge(const std::vector<ResultRecord>& records, Execut
 // The control's groups (empty in a build without the micro suite).
 std::vector<VariantGroup> ControlGroups(const RunSettings& s) {
   RunSettings c = s;
-  c.suites = {"control"};
+  c.suites = {kControlSuite};
   c.filter.clear();
   c.overrides.clear();
   c.quick = false;
@@ -469,7 +469,7 @@ void ExecuteGroups(Store* store, int64_t run_id, const RunSettings& settings, De
     std::vector<ResultRecord> records;
     for (const auto& o : outcomes) {
       // A failed control is stored and reported, never the run's failure.
-      if (o.status == ResultStatus::kFailed && o.variant.workload->info.suite == "control") {
+      if (o.status == ResultStatus::kFailed && o.variant.workload->info.suite == kControlSuite) {
         std::fprintf(stderr, "warning: the control %s failed: %s\n", o.variant.FullName().c_str(), o.reason.c_str());
       } else if (o.status == ResultStatus::kFailed) {
         ++into->failed;

@@ -333,7 +333,7 @@ MetricVerdict Describe(const ResultRecord* ra, const ResultRecord* rb, const Pol
   m.threshold = m.policy_threshold = th.value;
   m.policy_mde = th.Mde();
   m.informational = th.informational;
-  m.control = r.suite == "control";
+  m.control = r.suite == kControlSuite;
   m.n_baseline = ra ? ra->samples.size() : 0;
   m.n_candidate = rb ? rb->samples.size() : 0;
   if (m.n_baseline) m.baseline_median = stats::Median(ra->samples);

@@ -45,7 +45,7 @@ std::vector<Candidate> EligibleRuns(Store& store, const std::string& label, cons
 std::map<std::string, double> Medians(const std::vector<ResultRecord>& results, bool control) {
   std::map<std::string, double> m;
   for (const auto& r : results)
-    if ((r.suite == "control") == control && r.status == ResultStatus::kOk && !r.samples.empty())
+    if ((r.suite == kControlSuite) == control && r.status == ResultStatus::kOk && !r.samples.empty())
       m[ResultKey(r)] = stats::Median(r.samples);
   return m;
 }
@@ -53,7 +53,7 @@ std::map<std::string, double> Medians(const std::vector<ResultRecord>& results, 
 // Why run `c`'s control moved against the others' median, or "".
 std::string ControlMoved(const Candidate& c, const std::vector<Candidate>& all, const Policy& policy) {
   for (const auto& r : c.results) {
-    if (r.suite != "control" || r.status != ResultStatus::kOk || r.samples.empty()) continue;
+    if (r.suite != kControlSuite || r.status != ResultStatus::kOk || r.samples.empty()) continue;
     const std::string key = ResultKey(r);
     std::vector<double> logs;
     for (const auto& o : all)
