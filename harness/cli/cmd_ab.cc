@@ -60,15 +60,9 @@ po::options_description AbOptions() {
       ("a-label", po::value<std::string>()->default_value("ab-a")->value_name("L"), "label of A's runs")
       ("b-label", po::value<std::string>()->default_value("ab-b")->value_name("L"), "label of B's runs")
       ("policy", po::value<std::string>()->value_name("FILE"), "thresholds (as compare and gate)")
-      ("format", po::value<std::string>()->default_value("table")->value_name("F"),
-       "report on stdout: table | markdown | json | junit | none")
-      ("output", po::value<std::string>()->value_name("FILE"), "write the --format report to FILE instead")
-      ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
-      ("markdown", po::value<std::string>()->value_name("FILE"), "also write a Markdown report")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 5)")
-      ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive")
       ("baseline", po::value<std::string>()->value_name("label:NAME"), "learn noise floors from NAME's rolling window")
       ("last", po::value<int>()->value_name("N"), "--baseline label:NAME: its last N usable runs (default 20)");
+  AddVerdictReportOptions(desc);
   AddWideOption(desc);
   AddDbOption(desc);
   return desc;
@@ -96,15 +90,13 @@ Side AbSide(const po::variables_map& vm, char which, const std::vector<std::stri
 // Noise floors from A's runs, this time's and earlier ones with its label;
 // or, with --baseline label:NAME, from that rolling window.
 History AbHistory(const po::variables_map& vm, Store& store, const PairedData& d, const Policy& policy) {
+  if (!vm.count("baseline")) {
+    if (vm.count("last")) throw UsageError("--last applies to --baseline label:NAME");
+    return SideAHistory(store, d);
+  }
   RunData a_runs;
   a_runs.run = d.a.run;
   a_runs.run_ids = d.a.run_ids;
-  RunData a_label = a_runs;
-  a_label.run_ids.clear();
-  if (!vm.count("baseline")) {
-    if (vm.count("last")) throw UsageError("--last applies to --baseline label:NAME");
-    return LoadHistory(store, a_runs, a_label);
-  }
   const std::string ref = vm["baseline"].as<std::string>();
   RunData window = LoadBaselineRef(&store, ref, vm.count("last") ? vm["last"].as<int>() : 0, a_runs, policy);
   RunData none;

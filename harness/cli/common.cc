@@ -74,6 +74,17 @@ void AddWideOption(po::options_description& desc) {
   desc.add_options()("wide", po::bool_switch(), "tables at full width (default: within 120 columns, long cells cut with …)");
 }
 
+void AddVerdictReportOptions(po::options_description& desc) {
+  desc.add_options()
+      ("format", po::value<std::string>()->default_value("table")->value_name("F"),
+       "report on stdout: table | markdown | json | junit | none")
+      ("output", po::value<std::string>()->value_name("FILE"), "write the --format report to FILE instead")
+      ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
+      ("markdown", po::value<std::string>()->value_name("FILE"), "also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 5)")
+      ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive");
+}
+
 void AddDbOption(po::options_description& desc) {
   desc.add_options()("db", po::value<std::string>()->value_name("PATH|URL"),
                      "database file, or a PostgreSQL server postgresql://[user@]host[:port]/db "

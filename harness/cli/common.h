@@ -49,6 +49,9 @@ bool ParsePassThrough(const std::vector<std::string>& args, const po::options_de
 void AddWideOption(po::options_description& desc);
 // Adds --db to `desc`.
 void AddDbOption(po::options_description& desc);
+// A verdict's report options (ab, the interleaved gate): --format, --output,
+// --junit, --markdown, --json, --allow-inconclusive.
+void AddVerdictReportOptions(po::options_description& desc);
 // --db, else $PERFBENCH_DB, else ./perfbench.db.
 std::string DbPath(const po::variables_map& vm);
 std::unique_ptr<Store> OpenStore(const po::variables_map& vm, Store::Mode mode);

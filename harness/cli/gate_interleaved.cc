@@ -58,18 +58,12 @@ po::options_description Options() {
       ("label", po::value<std::string>()->default_value("gate")->value_name("L"),
        "runs are labelled L-reference and L-candidate")
       ("policy", po::value<std::string>()->value_name("FILE"), "thresholds (as compare and ab)")
-      ("format", po::value<std::string>()->default_value("table")->value_name("F"),
-       "report on stdout: table | markdown | json | junit | none")
-      ("output", po::value<std::string>()->value_name("FILE"), "write the --format report to FILE instead")
-      ("junit", po::value<std::string>()->value_name("FILE"), "also write a JUnit XML report")
-      ("markdown", po::value<std::string>()->value_name("FILE"), "also write a Markdown report (e.g. $GITHUB_STEP_SUMMARY)")
-      ("json", po::value<std::string>()->value_name("FILE"), "also write the JSON report (schema_version 5)")
-      ("allow-inconclusive", po::bool_switch(), "exit 0 instead of 3 when metrics stay inconclusive")
       ("require-mde", po::bool_switch(), "exit 3 when a pass cannot resolve the policy's mde")
       ("baseline", po::value<std::string>()->value_name("REF"), "");  // the other form: refused with a reason
   // The stored form's own options, refused here with a reason rather than
   // passed to `run`, which would refuse them in the first pair.
   for (const char* name : kStoredOnly) desc.add_options()(name, po::value<std::vector<std::string>>()->multitoken()->zero_tokens(), "");
+  AddVerdictReportOptions(desc);
   AddWideOption(desc);
   AddDbOption(desc);
   return desc;
@@ -77,18 +71,6 @@ po::options_description Options() {
 
 std::string Describe(const Side& s, const std::string& model) {
   return s.bin + (model.empty() ? "" : " with " + model);
-}
-
-// Noise floors learned from the reference's runs (this gate's and earlier
-// ones with its label): reported beside each verdict as what an unpaired
-// comparison could resolve here, never raised into its limit.
-History ReferenceHistory(Store& store, const PairedData& d) {
-  RunData runs;
-  runs.run = d.a.run;
-  runs.run_ids = d.a.run_ids;
-  RunData label = runs;
-  label.run_ids.clear();
-  return LoadHistory(store, runs, label);
 }
 
 }  // namespace
@@ -144,7 +126,7 @@ int InterleavedGateCmd(const std::vector<std::string>& args) {
   const PairedData d = RunPairs(*store, ref, cand, pairs, vm["order-seed"].as<uint64_t>(), &failed);
   Comparison c;
   try {
-    c = ComparePaired(d, policy, ReferenceHistory(*store, d));
+    c = ComparePaired(d, policy, SideAHistory(*store, d));
   } catch (const std::invalid_argument& e) {
     throw UsageError(e.what());
   }

@@ -14,6 +14,7 @@
 #include "cli.h"
 #include "common.h"
 #include "processes.h"
+#include "gate/history.h"
 #include "store/records.h"
 
 namespace perfbench::cli {
@@ -138,6 +139,15 @@ PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint6
   d.a.source = a.label + " (" + std::to_string(pairs) + " runs)";
   d.b.source = b.label + " (" + std::to_string(pairs) + " runs)";
   return d;
+}
+
+History SideAHistory(Store& store, const PairedData& d) {
+  RunData runs;
+  runs.run = d.a.run;
+  runs.run_ids = d.a.run_ids;
+  RunData label = runs;
+  label.run_ids.clear();
+  return gate::LoadHistory(store, runs, label);
 }
 
 }  // namespace perfbench::cli

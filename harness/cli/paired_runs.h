@@ -48,6 +48,11 @@ std::vector<bool> Orders(int pairs, uint64_t seed);
 // stores no run or leaves it unfinished a runtime_error.
 PairedData RunPairs(Store& store, const Side& a, const Side& b, int pairs, uint64_t seed, size_t* failed);
 
+// Noise floors learned from side A's runs (these and earlier ones with its
+// label): reported beside a paired verdict as what an unpaired comparison
+// could resolve here, never raised into its limit.
+History SideAHistory(Store& store, const PairedData& d);
+
 // 10 pairs: the smallest exact two-sided p is 2/1024, small enough to pass
 // Benjamini-Hochberg when 10 of 200 metrics change (0.05 * 10 / 200).
 inline constexpr int kDefaultPairs = 10;
